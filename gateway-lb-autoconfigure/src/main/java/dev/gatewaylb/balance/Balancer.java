@@ -1,0 +1,147 @@
+package dev.gatewaylb.balance;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * One service's balancer: the current {@link Snapshot} behind one atomic reference.
+ * <p>
+ * Picks read the reference once and take no lock. {@link #update} builds a new snapshot
+ * from the old one and swaps it in; endpoints whose address stays keep their
+ * {@link EndpointState} (in-flight count, picks, latency, ramp start), so does the
+ * round-robin position; new addresses start fresh, removed ones drop their state, and a
+ * removed address that returns later is new again. Rebuilds are serialized on a private
+ * monitor, which picks never touch.
+ * <p>
+ * Slow start: an address that joins a set that already had endpoints ramps from the
+ * moment it joined, if the settings have a slow-start window at that moment. The first
+ * endpoints of a set, and endpoints present when slow start is turned on, do not ramp.
+ *
+ * @param <T> the caller's endpoint type, such as a discovered service instance
+ */
+public final class Balancer<T> {
+
+	private final Function<? super T, Endpoint> describe;
+
+	private final LongSupplier nanoClock;
+
+	private final Supplier<? extends RandomGenerator> random;
+
+	/**
+	 * The round-robin position, shared by every snapshot of this service.
+	 */
+	private final AtomicLong roundRobinTicket = new AtomicLong();
+
+	private final AtomicReference<Snapshot<T>> current;
+
+	private final Object rebuildMonitor = new Object();
+
+	/**
+	 * Creates a balancer with no endpoints.
+	 * @param settings the initial settings
+	 * @param describe maps a caller's value to its address and weight
+	 * @param nanoClock a monotonic clock in nanoseconds, such as {@code System::nanoTime}
+	 * @param random the random source for randomized algorithms, such as
+	 * {@code ThreadLocalRandom::current}; called once per pick, from the picking thread
+	 */
+	public Balancer(BalancerSettings settings, Function<? super T, Endpoint> describe, LongSupplier nanoClock,
+			Supplier<? extends RandomGenerator> random) {
+		this.describe = Objects.requireNonNull(describe, "describe");
+		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+		this.random = Objects.requireNonNull(random, "random");
+		Objects.requireNonNull(settings, "settings");
+		this.current = new AtomicReference<>(build(List.of(), settings, null));
+	}
+
+	/**
+	 * Returns the current snapshot: one volatile read.
+	 * @return the snapshot
+	 */
+	public Snapshot<T> snapshot() {
+		return this.current.get();
+	}
+
+	/**
+	 * Rebuilds from a new endpoint list with the current settings.
+	 * @param values the endpoints; later duplicates of an address are ignored
+	 * @return the new snapshot
+	 */
+	public Snapshot<T> update(List<? extends T> values) {
+		synchronized (this.rebuildMonitor) {
+			Snapshot<T> previous = this.current.get();
+			return swap(build(values, previous.settings(), previous));
+		}
+	}
+
+	/**
+	 * Rebuilds the current endpoints with new settings.
+	 * @param settings the settings
+	 * @return the new snapshot
+	 */
+	public Snapshot<T> update(BalancerSettings settings) {
+		synchronized (this.rebuildMonitor) {
+			Snapshot<T> previous = this.current.get();
+			return swap(build(previous.values(), settings, previous));
+		}
+	}
+
+	/**
+	 * Rebuilds from a new endpoint list and new settings.
+	 * @param values the endpoints; later duplicates of an address are ignored
+	 * @param settings the settings
+	 * @return the new snapshot
+	 */
+	public Snapshot<T> update(List<? extends T> values, BalancerSettings settings) {
+		synchronized (this.rebuildMonitor) {
+			return swap(build(values, settings, this.current.get()));
+		}
+	}
+
+	private Snapshot<T> swap(Snapshot<T> next) {
+		this.current.set(next);
+		return next;
+	}
+
+	private Snapshot<T> build(List<? extends T> values, BalancerSettings settings, Snapshot<T> previous) {
+		Objects.requireNonNull(settings, "settings");
+		long now = this.nanoClock.getAsLong();
+		Map<String, EndpointState> carried = new HashMap<>();
+		if (previous != null) {
+			for (EndpointState state : previous.states()) {
+				carried.put(state.address(), state);
+			}
+		}
+		boolean joiningServingSet = !carried.isEmpty();
+		long rampStart = (joiningServingSet && settings.slowStartNanos() > 0) ? now : SlowStart.NO_RAMP;
+		List<T> kept = new ArrayList<>(values.size());
+		List<Endpoint> endpoints = new ArrayList<>(values.size());
+		List<EndpointState> states = new ArrayList<>(values.size());
+		Set<String> seen = new HashSet<>();
+		for (T value : values) {
+			Endpoint endpoint = Objects.requireNonNull(this.describe.apply(value), "endpoint");
+			if (seen.add(endpoint.address())) {
+				kept.add(value);
+				endpoints.add(endpoint);
+				EndpointState state = carried.get(endpoint.address());
+				states.add((state != null) ? state : new EndpointState(endpoint.address(), rampStart));
+			}
+		}
+		Members members = new Members(endpoints.toArray(new Endpoint[0]), states.toArray(new EndpointState[0]),
+				settings, this.nanoClock, this.random, now);
+		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
+		long generation = (previous != null) ? previous.generation() + 1 : 0;
+		return new Snapshot<>(List.copyOf(kept), members, strategy, generation);
+	}
+
+}

@@ -1,0 +1,81 @@
+package dev.gatewaylb.balance;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * One pick's claim on an endpoint: the endpoint's in-flight count stays raised until
+ * {@link #release()}, which takes effect exactly once however many times and from
+ * however many threads it is called (completion, error and cancellation may race).
+ * <p>
+ * The guard holds the endpoint's {@link EndpointState} itself, not an index into a
+ * snapshot, so the release lands on the right counter even after a rebuild swapped the
+ * snapshot the pick came from.
+ */
+public final class InFlightGuard {
+
+	private static final VarHandle RELEASED;
+
+	static {
+		try {
+			RELEASED = MethodHandles.lookup().findVarHandle(InFlightGuard.class, "released", boolean.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	private final EndpointState endpoint;
+
+	private final long startNanos;
+
+	private final long decayNanos;
+
+	@SuppressWarnings("unused") // accessed through RELEASED
+	private volatile boolean released;
+
+	InFlightGuard(EndpointState endpoint, long startNanos, long decayNanos) {
+		this.endpoint = endpoint;
+		this.startNanos = startNanos;
+		this.decayNanos = decayNanos;
+	}
+
+	/**
+	 * Returns the state of the endpoint this guard holds.
+	 * @return the endpoint's state
+	 */
+	public EndpointState endpoint() {
+		return this.endpoint;
+	}
+
+	/**
+	 * Records the time from the pick to {@code nowNanos} as a latency sample of the
+	 * endpoint, for peak EWMA.
+	 * @param nowNanos the balancer clock's current time, when the response headers
+	 * arrived
+	 */
+	public void recordLatency(long nowNanos) {
+		this.endpoint.latency.observe(nowNanos - this.startNanos, nowNanos, this.decayNanos);
+	}
+
+	/**
+	 * Lowers the endpoint's in-flight count, the first time only.
+	 * @return whether this call released the guard
+	 */
+	public boolean release() {
+		if (RELEASED.compareAndSet(this, false, true)) {
+			this.endpoint.release();
+			return true;
+		}
+		return false;
+	}
+
+	/**
+	 * Returns whether the guard has been released.
+	 * @return whether released
+	 */
+	public boolean isReleased() {
+		return this.released;
+	}
+
+}

@@ -1,0 +1,104 @@
+package dev.gatewaylb.balance;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Consistent hashing on a ketama ring: every endpoint owns {@value #POINTS_PER_WEIGHT}
+ * points per unit of weight, and a key goes to the owner of the first point at or after
+ * the key's hash, wrapping around. Adding one endpoint to n moves about 1/(n+1) of the
+ * keys, all of them to the newcomer; keys never move between two endpoints that stayed.
+ * <p>
+ * The ring depends only on addresses and weights, never on the order discovery lists
+ * them, so every replica and every restart maps a key to the same endpoint. Point
+ * {@code v} of an endpoint is {@link StableHash} of the UTF-8 bytes of
+ * {@code host:port#v} ({@code v} in decimal, from 0), a key's position is
+ * {@link StableHash} of its UTF-8 bytes, and points are ordered as signed 64-bit
+ * integers; equal points (a 64-bit collision) are ordered by address, then {@code v}.
+ * <p>
+ * A ring over {@value #MAX_POINTS} points has its points per unit of weight scaled down
+ * to fit. A request without a key falls back to round-robin. Slow start does not apply:
+ * a ring that changed with each ramp step would move keys, and stable keys are the
+ * point.
+ *
+ * @see <a href="https://github.com/RJ/ketama">ketama</a>
+ */
+final class KetamaRing implements Strategy {
+
+	static final int POINTS_PER_WEIGHT = 160;
+
+	static final int MAX_POINTS = 1 << 20;
+
+	private final long[] points;
+
+	private final int[] owners;
+
+	private final Strategy withoutKey;
+
+	KetamaRing(Members members, Strategy withoutKey) {
+		this.withoutKey = withoutKey;
+		Endpoint[] endpoints = members.endpoints;
+		long totalWeight = 0;
+		for (int index : members.eligible) {
+			totalWeight += endpoints[index].weight();
+		}
+		long perWeight = POINTS_PER_WEIGHT;
+		if (totalWeight * perWeight > MAX_POINTS) {
+			perWeight = Math.max(1, MAX_POINTS / totalWeight);
+		}
+		List<Point> ring = new ArrayList<>();
+		for (int index : members.eligible) {
+			String address = endpoints[index].address();
+			long prefix = StableHash.fnv1a(StableHash.fnv1a(StableHash.FNV_OFFSET_BASIS, address), '#');
+			long count = Math.min(perWeight * endpoints[index].weight(), MAX_POINTS);
+			for (int v = 0; v < count; v++) {
+				ring.add(new Point(StableHash.fmix64(StableHash.fnv1aDecimal(prefix, v)), address, v, index));
+			}
+		}
+		ring.sort(Comparator.comparingLong(Point::position)
+			.thenComparing(Point::address)
+			.thenComparingInt(Point::vnode));
+		this.points = new long[ring.size()];
+		this.owners = new int[ring.size()];
+		for (int i = 0; i < this.points.length; i++) {
+			this.points[i] = ring.get(i).position();
+			this.owners[i] = ring.get(i).owner();
+		}
+	}
+
+	@Override
+	public int select(@Nullable CharSequence key) {
+		if (key == null) {
+			return this.withoutKey.select(null);
+		}
+		if (this.points.length == 0) {
+			return -1;
+		}
+		return this.owners[ownerSlot(StableHash.hash(key))];
+	}
+
+	/**
+	 * Returns the first slot whose point is {@code >= hash}, wrapping to 0.
+	 */
+	private int ownerSlot(long hash) {
+		int low = 0;
+		int high = this.points.length;
+		while (low < high) {
+			int mid = (low + high) >>> 1;
+			if (this.points[mid] < hash) {
+				low = mid + 1;
+			}
+			else {
+				high = mid;
+			}
+		}
+		return (low == this.points.length) ? 0 : low;
+	}
+
+	private record Point(long position, String address, int vnode, int owner) {
+	}
+
+}

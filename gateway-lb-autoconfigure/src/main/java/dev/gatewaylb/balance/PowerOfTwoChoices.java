@@ -1,0 +1,74 @@
+package dev.gatewaylb.balance;
+
+import java.util.random.RandomGenerator;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Draws two distinct endpoints uniformly at random and selects the one with the lower
+ * cost; a tie goes to the first drawn, so equal loads spread uniformly (a tie to the
+ * lower index would starve the last endpoint whenever the service is idle). With two
+ * endpoints whose loads differ it therefore
+ * always selects the less loaded one; with many it approaches least-requests at the
+ * cost of two reads instead of a scan, and spreads concurrent picks instead of herding
+ * them onto one idle endpoint.
+ * <p>
+ * The cost is the in-flight count, or, for peak EWMA, the endpoint's decayed peak EWMA
+ * latency times {@code inFlight + 1} (Finagle's "expected time to serve one more
+ * request"). An endpoint with requests in flight but no latency sample yet costs a
+ * large penalty, so a newcomer that is slow to answer its first request is not
+ * flooded. A ramping endpoint's cost is divided by its slow-start factor.
+ *
+ * @see <a href="https://www.eecs.harvard.edu/~michaelm/postscripts/mythesis.pdf">The Power
+ * of Two Choices in Randomized Load Balancing</a>
+ */
+final class PowerOfTwoChoices implements Strategy {
+
+	/**
+	 * Cost of an endpoint with requests in flight and no latency sample (Finagle's).
+	 */
+	static final double UNKNOWN_LATENCY_PENALTY = Long.MAX_VALUE >> 16;
+
+	private final Members members;
+
+	private final boolean peakEwma;
+
+	PowerOfTwoChoices(Members members, boolean peakEwma) {
+		this.members = members;
+		this.peakEwma = peakEwma;
+	}
+
+	@Override
+	public int select(@Nullable CharSequence key) {
+		int[] eligible = this.members.eligible;
+		int n = eligible.length;
+		if (n <= 1) {
+			return (n == 0) ? -1 : eligible[0];
+		}
+		RandomGenerator random = this.members.random.get();
+		int first = random.nextInt(n);
+		int second = random.nextInt(n - 1);
+		if (second >= first) {
+			second++;
+		}
+		int a = eligible[first];
+		int b = eligible[second];
+		long now = (this.peakEwma || this.members.mayRamp()) ? this.members.nanoClock.getAsLong() : 0;
+		return (cost(b, now) < cost(a, now)) ? b : a;
+	}
+
+	private double cost(int index, long now) {
+		EndpointState state = this.members.states[index];
+		int inFlight = state.inFlight();
+		double cost = inFlight;
+		if (this.peakEwma) {
+			double latency = state.latency.cost(now, this.members.settings.ewmaDecayNanos());
+			cost = (latency == 0 && inFlight != 0) ? UNKNOWN_LATENCY_PENALTY + inFlight : latency * (inFlight + 1);
+		}
+		if (this.members.mayRamp() && this.members.rampingAt(now)) {
+			cost = (this.peakEwma ? cost : cost + 1) / this.members.rampFactor(index, now);
+		}
+		return cost;
+	}
+
+}

@@ -1,0 +1,137 @@
+package dev.gatewaylb.balance;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An immutable view of one service's endpoints and the algorithm bound to them. A pick
+ * is {@link #select} then {@link #acquire} on the same snapshot; a concurrent rebuild
+ * publishes a new snapshot and never changes this one.
+ *
+ * @param <T> the caller's endpoint type, returned by {@link #value(int)}
+ */
+public final class Snapshot<T> {
+
+	private final List<T> values;
+
+	private final Members members;
+
+	private final Strategy strategy;
+
+	private final long generation;
+
+	Snapshot(List<T> values, Members members, Strategy strategy, long generation) {
+		this.values = values;
+		this.members = members;
+		this.strategy = strategy;
+		this.generation = generation;
+	}
+
+	/**
+	 * Selects an endpoint. Takes no lock and allocates nothing.
+	 * @param hashKey the consistent-hash key, or {@code null}; other algorithms ignore it
+	 * @return the endpoint's index, or -1 when the set has no endpoint of weight above 0
+	 */
+	public int select(@Nullable CharSequence hashKey) {
+		return this.strategy.select(hashKey);
+	}
+
+	/**
+	 * Counts a pick of endpoint {@code index} and raises its in-flight count until the
+	 * returned guard is released.
+	 * @param index an index from {@link #select}
+	 * @return the guard
+	 */
+	public InFlightGuard acquire(int index) {
+		EndpointState state = this.members.states[index];
+		state.acquire();
+		return new InFlightGuard(state, this.members.nanoClock.getAsLong(),
+				this.members.settings.ewmaDecayNanos());
+	}
+
+	/**
+	 * Returns the caller's value for endpoint {@code index}.
+	 * @param index an endpoint index
+	 * @return the value the snapshot was built from
+	 */
+	public T value(int index) {
+		return this.values.get(index);
+	}
+
+	/**
+	 * Returns endpoint {@code index}.
+	 * @param index an endpoint index
+	 * @return the endpoint
+	 */
+	public Endpoint endpoint(int index) {
+		return this.members.endpoints[index];
+	}
+
+	/**
+	 * Returns the carried state of endpoint {@code index}.
+	 * @param index an endpoint index
+	 * @return the state
+	 */
+	public EndpointState state(int index) {
+		return this.members.states[index];
+	}
+
+	/**
+	 * Returns the effective weight of endpoint {@code index} now: its weight times its
+	 * slow-start factor.
+	 * @param index an endpoint index
+	 * @return the effective weight
+	 */
+	public double effectiveWeight(int index) {
+		long now = this.members.nanoClock.getAsLong();
+		return this.members.endpoints[index].weight() * this.members.rampFactor(index, now);
+	}
+
+	/**
+	 * Returns the number of endpoints, including those of weight 0.
+	 * @return the size
+	 */
+	public int size() {
+		return this.members.endpoints.length;
+	}
+
+	/**
+	 * Returns the values the snapshot was built from, duplicates of an address removed.
+	 * @return the values, unmodifiable
+	 */
+	public List<T> values() {
+		return this.values;
+	}
+
+	/**
+	 * Returns the endpoints in index order.
+	 * @return the endpoints, unmodifiable
+	 */
+	public List<Endpoint> endpoints() {
+		return Collections.unmodifiableList(Arrays.asList(this.members.endpoints));
+	}
+
+	/**
+	 * Returns the settings the snapshot was built with.
+	 * @return the settings
+	 */
+	public BalancerSettings settings() {
+		return this.members.settings;
+	}
+
+	/**
+	 * Returns the number of the rebuild that produced this snapshot, from 0.
+	 * @return the generation
+	 */
+	public long generation() {
+		return this.generation;
+	}
+
+	EndpointState[] states() {
+		return this.members.states;
+	}
+
+}
