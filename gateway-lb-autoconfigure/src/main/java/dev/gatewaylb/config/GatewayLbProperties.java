@@ -1,0 +1,41 @@
+package dev.gatewaylb.config;
+
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Configuration of gateway-lb, under {@code gateway.lb}.
+ *
+ * @param enabled whether gateway-lb balances {@code lb://} routes; when false, Spring
+ * Cloud LoadBalancer's own balancers do
+ * @param defaults settings of every service that {@code services} does not override
+ * @param services per-service settings, keyed by the service id used in
+ * {@code lb://<id>}; each key falls back to the same key under {@code defaults}
+ * @param trustedProxies networks (IP addresses or CIDRs) whose X-Forwarded-For header is
+ * believed when the client address is the consistent-hash key
+ */
+@ConfigurationProperties("gateway.lb")
+public record GatewayLbProperties(@DefaultValue("true") boolean enabled, @DefaultValue ServiceProperties defaults,
+		@Nullable Map<String, ServiceProperties> services, @Nullable List<Cidr> trustedProxies) {
+
+	public GatewayLbProperties {
+		services = (services != null) ? Map.copyOf(services) : Map.of();
+		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
+	}
+
+	@Override
+	public Map<String, ServiceProperties> services() {
+		return (this.services != null) ? this.services : Map.of();
+	}
+
+	@Override
+	public List<Cidr> trustedProxies() {
+		return (this.trustedProxies != null) ? this.trustedProxies : List.of();
+	}
+
+}

@@ -1,0 +1,52 @@
+package dev.gatewaylb.config;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.env.Environment;
+
+/**
+ * Binds {@code gateway.lb} from an environment, each service merged over the defaults.
+ * Used at start-up and again on every refresh, so both validate the same way.
+ */
+public final class GatewayLbPropertiesBinder {
+
+	private GatewayLbPropertiesBinder() {
+	}
+
+	/**
+	 * Binds and validates {@code gateway.lb}.
+	 * @param environment the environment
+	 * @return the properties, with every service's settings already merged over
+	 * {@code defaults}
+	 * @throws BindException naming the property and value when a value is invalid
+	 */
+	public static GatewayLbProperties bind(Environment environment) {
+		Iterable<ConfigurationPropertySource> sources = ConfigurationPropertySources.get(environment);
+		PropertySourcesPlaceholdersResolver placeholders = new PropertySourcesPlaceholdersResolver(environment);
+		GatewayLbProperties root = new Binder(sources, placeholders).bindOrCreate("gateway.lb",
+				Bindable.of(GatewayLbProperties.class));
+		Binder merged = new Binder(java.util.List.of(new ServiceDefaultsPropertySource(sources)), placeholders);
+		Map<String, ServiceProperties> services = new LinkedHashMap<>();
+		for (String id : root.services().keySet()) {
+			services.put(id, merged.bindOrCreate(serviceName(id), Bindable.of(ServiceProperties.class), BindHandler.DEFAULT));
+		}
+		return new GatewayLbProperties(root.enabled(), root.defaults(), services, root.trustedProxies());
+	}
+
+	private static ConfigurationPropertyName serviceName(String id) {
+		ConfigurationPropertyName services = ServiceDefaultsPropertySource.SERVICES;
+		ConfigurationPropertyName element = ConfigurationPropertyName.ofIfValid(id);
+		return (element != null && element.getNumberOfElements() == 1) ? services.append(element)
+				: ConfigurationPropertyName.of(services + "[" + id + "]");
+	}
+
+}

@@ -1,0 +1,42 @@
+package dev.gatewaylb.config;
+
+import java.time.Duration;
+import java.util.regex.Pattern;
+
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Balancing settings of one service, or of every service under {@code defaults}. A key
+ * set under {@code services.<id>} wins over the same key under {@code defaults}, one key
+ * at a time.
+ *
+ * @param algorithm balancing algorithm
+ * @param slowStart ramp window of an endpoint that joins a serving set: its share grows
+ * linearly from a tenth of its weight to its full weight; 0 turns slow start off
+ * @param hashKey consistent-hash key: {@code client-ip} (the client's address, taken from
+ * X-Forwarded-For only when the connection comes from {@code trusted-proxies}),
+ * {@code header:NAME} or {@code cookie:NAME}
+ * @param peakEwma peak-EWMA settings
+ */
+public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm algorithm,
+		@DefaultValue("0s") Duration slowStart, @DefaultValue("client-ip") String hashKey,
+		@DefaultValue PeakEwmaProperties peakEwma) {
+
+	/**
+	 * RFC 9110 token: what a header or cookie name may contain.
+	 */
+	static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+
+	private static final Pattern HASH_KEY = Pattern.compile("client-ip|(header|cookie):" + TOKEN.pattern());
+
+	public ServiceProperties {
+		if (slowStart.isNegative()) {
+			throw new IllegalArgumentException("slow-start: " + Durations.format(slowStart) + " (expected: >= 0s)");
+		}
+		if (!HASH_KEY.matcher(hashKey).matches()) {
+			throw new IllegalArgumentException(
+					"hash-key: '" + hashKey + "' (expected: client-ip, header:NAME or cookie:NAME)");
+		}
+	}
+
+}
