@@ -1,0 +1,237 @@
+package dev.gatewaylb.gateway;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.split.Cookies;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
+import org.springframework.cloud.client.loadbalancer.EmptyResponse;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.http.HttpHeaders;
+
+/**
+ * Every service's {@link Balancer}, created on a service's first request and fed the
+ * instance list Spring Cloud LoadBalancer's supplier chain hands each request.
+ * <p>
+ * Lives in the application context, not in Spring Cloud's per-service child contexts,
+ * so settings applied here reach every service at its next pick. A pick is lock-free:
+ * one read of the settings, one map lookup, and, while neither the instance list nor
+ * the settings changed (the supplier's cache returns the same list object), one read of
+ * the current snapshot. A changed list or changed settings rebuild the balancer,
+ * carrying per-endpoint state.
+ */
+public final class BalancerRegistry {
+
+	/**
+	 * An exchange attribute that, when present, is the consistent-hash key of the
+	 * request and wins over {@code hash-key}.
+	 */
+	public static final String HASH_KEY_ATTRIBUTE = BalancerRegistry.class.getName() + ".hashKey";
+
+	private static final Log logger = LogFactory.getLog(BalancerRegistry.class);
+
+	private final ConcurrentMap<String, ServiceEntry> services = new ConcurrentHashMap<>();
+
+	private final Set<String> reportedWeights = ConcurrentHashMap.newKeySet();
+
+	private final LongSupplier nanoClock;
+
+	private volatile GatewayLbSettings settings;
+
+	/**
+	 * Creates a registry.
+	 * @param settings the initial settings
+	 * @param nanoClock a monotonic clock in nanoseconds
+	 */
+	public BalancerRegistry(GatewayLbSettings settings, LongSupplier nanoClock) {
+		this.settings = Objects.requireNonNull(settings, "settings");
+		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+	}
+
+	/**
+	 * Returns the settings in force.
+	 * @return the settings
+	 */
+	public GatewayLbSettings settings() {
+		return this.settings;
+	}
+
+	/**
+	 * Puts new settings in force; every service rebuilds at its next pick if its own
+	 * settings changed.
+	 * @param settings the settings
+	 */
+	public void apply(GatewayLbSettings settings) {
+		this.settings = Objects.requireNonNull(settings, "settings");
+	}
+
+	/**
+	 * Returns the balancer clock's current time, for latency samples.
+	 * @return nanoseconds
+	 */
+	public long nanoTime() {
+		return this.nanoClock.getAsLong();
+	}
+
+	/**
+	 * Returns the current snapshot of a service that has served a request.
+	 * @param serviceId the service id
+	 * @return the snapshot, or {@code null} if the service has not been picked from
+	 */
+	public @Nullable Snapshot<ServiceInstance> snapshot(String serviceId) {
+		ServiceEntry entry = this.services.get(serviceId);
+		return (entry != null) ? entry.balancer.snapshot() : null;
+	}
+
+	/**
+	 * Returns the current snapshot of every service that has served a request.
+	 * @return snapshots by service id, sorted
+	 */
+	public Map<String, Snapshot<ServiceInstance>> snapshots() {
+		Map<String, Snapshot<ServiceInstance>> snapshots = new TreeMap<>();
+		this.services.forEach((id, entry) -> snapshots.put(id, entry.balancer.snapshot()));
+		return snapshots;
+	}
+
+	/**
+	 * Selects an instance of a service for one request and, when the request belongs to
+	 * a gateway exchange, hands the in-flight guard to the exchange's lease.
+	 * @param serviceId the service id
+	 * @param instances the instances the supplier chain offers
+	 * @param request the request, or {@code null}
+	 * @return the chosen instance, or an empty response when none can be picked
+	 */
+	public Response<ServiceInstance> choose(String serviceId, List<ServiceInstance> instances,
+			@Nullable RequestData request) {
+		GatewayLbSettings current = this.settings;
+		ServiceEntry entry = this.services.computeIfAbsent(serviceId,
+				(id) -> new ServiceEntry(new Balancer<>(current.forService(id).balancer(), this::describe,
+						this.nanoClock, ThreadLocalRandom::current)));
+		ServiceEntry.View view = entry.view(serviceId, instances, current);
+		Snapshot<ServiceInstance> snapshot = view.snapshot();
+		ExchangeLease lease = (request != null) ? lease(request) : null;
+		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH)
+				? hashKey(view.settings().hashKey(), request, lease, current) : null;
+		int index = snapshot.select(key);
+		if (index < 0) {
+			return new EmptyResponse();
+		}
+		if (lease != null) {
+			lease.hold(snapshot.acquire(index));
+		}
+		else {
+			// Outside a gateway exchange nothing would release the guard: count the pick only.
+			snapshot.acquire(index).release();
+		}
+		return new DefaultResponse(snapshot.value(index));
+	}
+
+	private Endpoint describe(ServiceInstance instance) {
+		String weight = instance.getMetadata().get(InstanceWeights.METADATA_KEY);
+		int parsed = 1;
+		try {
+			parsed = InstanceWeights.parse(weight);
+		}
+		catch (IllegalArgumentException ex) {
+			String address = Endpoint.address(instance.getHost(), instance.getPort());
+			if (this.reportedWeights.add(instance.getServiceId() + "/" + address + "/" + weight)) {
+				logger.warn("Instance " + address + " of service " + instance.getServiceId()
+						+ " has an invalid metadata " + ex.getMessage() + "; balancing it with weight 1");
+			}
+		}
+		return Endpoint.of(instance.getHost(), instance.getPort(), parsed);
+	}
+
+	private static @Nullable ExchangeLease lease(RequestData request) {
+		Map<String, Object> attributes = request.getAttributes();
+		return (attributes != null && attributes.get(ExchangeLease.ATTRIBUTE) instanceof ExchangeLease lease) ? lease
+				: null;
+	}
+
+	private static @Nullable CharSequence hashKey(HashKey hashKey, @Nullable RequestData request,
+			@Nullable ExchangeLease lease, GatewayLbSettings settings) {
+		if (request == null) {
+			return null;
+		}
+		Map<String, Object> attributes = request.getAttributes();
+		if (attributes != null && attributes.get(HASH_KEY_ATTRIBUTE) instanceof CharSequence override) {
+			return override;
+		}
+		HttpHeaders headers = request.getHeaders();
+		String key = switch (hashKey.source()) {
+			case CLIENT_IP -> ClientAddresses.resolve((lease != null) ? lease.remoteAddress() : null,
+					(headers != null) ? headers.get("X-Forwarded-For") : null, settings.trustedProxies());
+			case HEADER -> (headers != null) ? headers.getFirst(hashKey.name()) : null;
+			case COOKIE -> (headers != null) ? Cookies.first(headers.get(HttpHeaders.COOKIE), hashKey.name()) : null;
+		};
+		return (key == null || key.isEmpty()) ? null : key;
+	}
+
+	/**
+	 * One service's balancer and the inputs its current snapshot was built from.
+	 */
+	private static final class ServiceEntry {
+
+		private final Balancer<ServiceInstance> balancer;
+
+		private volatile @Nullable View view;
+
+		ServiceEntry(Balancer<ServiceInstance> balancer) {
+			this.balancer = balancer;
+		}
+
+		View view(String serviceId, List<ServiceInstance> instances, GatewayLbSettings settings) {
+			View current = this.view;
+			if (current != null && current.instances == instances && current.source == settings) {
+				return current;
+			}
+			ServiceSettings wanted = settings.forService(serviceId);
+			if (current != null && current.settings.equals(wanted) && current.instances.equals(instances)) {
+				// Equal inputs in new objects: remember them so the next pick takes the
+				// fast path. A racing write of an equal view is harmless.
+				View same = new View(instances, settings, wanted, current.snapshot);
+				this.view = same;
+				return same;
+			}
+			return rebuild(instances, settings, wanted);
+		}
+
+		private synchronized View rebuild(List<ServiceInstance> instances, GatewayLbSettings source,
+				ServiceSettings wanted) {
+			View current = this.view;
+			Snapshot<ServiceInstance> snapshot;
+			if (current != null && current.instances.equals(instances)) {
+				snapshot = current.settings.equals(wanted) ? current.snapshot : this.balancer.update(wanted.balancer());
+			}
+			else {
+				snapshot = this.balancer.update(instances, wanted.balancer());
+			}
+			View next = new View(instances, source, wanted, snapshot);
+			this.view = next;
+			return next;
+		}
+
+		private record View(List<ServiceInstance> instances, GatewayLbSettings source, ServiceSettings settings,
+				Snapshot<ServiceInstance> snapshot) {
+		}
+
+	}
+
+}

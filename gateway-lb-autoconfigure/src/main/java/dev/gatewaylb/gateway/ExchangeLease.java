@@ -1,0 +1,87 @@
+package dev.gatewaylb.gateway;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.gatewaylb.balance.InFlightGuard;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-flight guard of one exchange's current attempt, kept in an exchange attribute
+ * from the balancer's pick until the exchange ends.
+ * <p>
+ * The gateway's own load-balancer lifecycle ends a request when the upstream's headers
+ * arrive and never on cancellation; this lease ends when {@link InFlightReleaseFilter}
+ * sees the whole exchange finish: body written, error, or client gone. A retry's new
+ * pick replaces the guard and releases the previous one.
+ * <p>
+ * Thread-safe without a lock: the current guard lives in one atomic reference, and a
+ * closed lease releases any guard handed to it at once, so a pick that races a
+ * cancellation cannot leak.
+ */
+public final class ExchangeLease {
+
+	/**
+	 * The exchange attribute holding the lease.
+	 */
+	public static final String ATTRIBUTE = ExchangeLease.class.getName();
+
+	private static final Object CLOSED = new Object();
+
+	private final @Nullable InetSocketAddress remoteAddress;
+
+	private final AtomicReference<@Nullable Object> current = new AtomicReference<>();
+
+	/**
+	 * Creates a lease for an exchange from {@code remoteAddress}.
+	 * @param remoteAddress the address of the connection's peer, or {@code null}
+	 */
+	public ExchangeLease(@Nullable InetSocketAddress remoteAddress) {
+		this.remoteAddress = remoteAddress;
+	}
+
+	/**
+	 * Returns the address of the connection's peer.
+	 * @return the remote address, or {@code null} if unknown
+	 */
+	public @Nullable InetSocketAddress remoteAddress() {
+		return this.remoteAddress;
+	}
+
+	/**
+	 * Takes the guard of a new pick, releasing the previous attempt's.
+	 * @param guard the new guard
+	 */
+	public void hold(InFlightGuard guard) {
+		Object previous;
+		do {
+			previous = this.current.get();
+			if (previous == CLOSED) {
+				guard.release();
+				return;
+			}
+		}
+		while (!this.current.compareAndSet(previous, guard));
+		if (previous instanceof InFlightGuard replaced) {
+			replaced.release();
+		}
+	}
+
+	/**
+	 * Returns the current attempt's guard.
+	 * @return the guard, or {@code null} before the first pick and after close
+	 */
+	public @Nullable InFlightGuard guard() {
+		return (this.current.get() instanceof InFlightGuard guard) ? guard : null;
+	}
+
+	/**
+	 * Releases the current guard and any later one; idempotent.
+	 */
+	public void close() {
+		if (this.current.getAndSet(CLOSED) instanceof InFlightGuard last) {
+			last.release();
+		}
+	}
+
+}

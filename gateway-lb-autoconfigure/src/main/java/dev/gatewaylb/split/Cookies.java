@@ -1,0 +1,95 @@
+package dev.gatewaylb.split;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads one cookie from a request's {@code Cookie} header lines the way RFC 6265 section
+ * 5.4 sends them: {@code name=value} pairs separated by {@code ;}.
+ * <p>
+ * Lenient and total: whatever the bytes, it returns a value or {@code null}, never
+ * throws. The first pair with the name wins, across all header lines in order (a
+ * browser sends the most specific cookie first; Spring's cookie map keeps the last).
+ * Pairs without {@code =} are skipped, names and values are trimmed of spaces and tabs,
+ * and a value in double quotes loses them.
+ *
+ * @see <a href="https://www.rfc-editor.org/rfc/rfc6265#section-5.4">RFC 6265, section
+ * 5.4</a>
+ */
+public final class Cookies {
+
+	private Cookies() {
+	}
+
+	/**
+	 * Returns the value of the first cookie called {@code name}.
+	 * @param headerLines the values of every {@code Cookie} header, or {@code null}
+	 * @param name the cookie name, matched exactly
+	 * @return the value, possibly empty, or {@code null} when no pair has that name
+	 */
+	public static @Nullable String first(@Nullable List<String> headerLines, String name) {
+		if (headerLines == null) {
+			return null;
+		}
+		for (String line : headerLines) {
+			String value = (line != null) ? first(line, name) : null;
+			if (value != null) {
+				return value;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns the value of the first cookie called {@code name} in one header line.
+	 * @param line one {@code Cookie} header value
+	 * @param name the cookie name, matched exactly
+	 * @return the value, possibly empty, or {@code null} when no pair has that name
+	 */
+	public static @Nullable String first(String line, String name) {
+		int length = line.length();
+		int start = 0;
+		while (start < length) {
+			int end = line.indexOf(';', start);
+			if (end < 0) {
+				end = length;
+			}
+			int equals = line.indexOf('=', start);
+			if (equals >= 0 && equals < end) {
+				int nameStart = skipBlanks(line, start, equals);
+				int nameEnd = trimBlanks(line, nameStart, equals);
+				if (nameEnd - nameStart == name.length() && line.regionMatches(nameStart, name, 0, name.length())) {
+					int valueStart = skipBlanks(line, equals + 1, end);
+					int valueEnd = trimBlanks(line, valueStart, end);
+					if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"' && line.charAt(valueEnd - 1) == '"') {
+						valueStart++;
+						valueEnd--;
+					}
+					return line.substring(valueStart, valueEnd);
+				}
+			}
+			start = end + 1;
+		}
+		return null;
+	}
+
+	private static int skipBlanks(String line, int from, int to) {
+		while (from < to && isBlank(line.charAt(from))) {
+			from++;
+		}
+		return from;
+	}
+
+	private static int trimBlanks(String line, int from, int to) {
+		while (to > from && isBlank(line.charAt(to - 1))) {
+			to--;
+		}
+		return to;
+	}
+
+	private static boolean isBlank(char c) {
+		return c == ' ' || c == '\t';
+	}
+
+}

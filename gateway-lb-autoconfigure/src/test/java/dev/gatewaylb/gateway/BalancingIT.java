@@ -1,0 +1,163 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Every algorithm routing real requests through {@code lb://} to real backends.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class BalancingIT {
+
+	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
+			TestBackend.start("c"));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway gateway = TestGateway.properties(registry);
+		gateway.route("rr").instances("rr", backends, 5, 1, 2);
+		for (String algorithm : List.of("least-requests", "power-of-two-choices", "peak-ewma", "consistent-hash")) {
+			gateway.route(algorithm).instances(algorithm, backends).set("gateway.lb.services." + algorithm + ".algorithm",
+					algorithm);
+		}
+		gateway.set("gateway.lb.services.consistent-hash.hash-key", "header:X-User");
+		gateway.route("by-cookie")
+			.instances("by-cookie", backends)
+			.set("gateway.lb.services.by-cookie.algorithm", "consistent-hash")
+			.set("gateway.lb.services.by-cookie.hash-key", "cookie:SESSION");
+		gateway.route("by-ip")
+			.instances("by-ip", backends)
+			.set("gateway.lb.services.by-ip.algorithm", "consistent-hash");
+		gateway.route("ghost");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	BalancerRegistry registry;
+
+	GatewayClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = new GatewayClient(this.port);
+		backends.forEach(TestBackend::reset);
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.client.close();
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		backends.forEach(TestBackend::close);
+	}
+
+	@Test
+	void weightsFiveOneTwoGiveExactCountsOver800SequentialRequests() {
+		Map<String, Integer> counts = new HashMap<>();
+		StringBuilder sequence = new StringBuilder();
+		for (int i = 0; i < 800; i++) {
+			GatewayClient.Answer answer = this.client.getNow("/rr/hello");
+			assertThat(answer.status()).isEqualTo(200);
+			counts.merge(answer.backend(), 1, Integer::sum);
+			sequence.append(answer.backend());
+		}
+		assertThat(counts).containsExactlyInAnyOrderEntriesOf(Map.of("a", 500, "b", 100, "c", 200));
+		// nginx's order, at whatever phase earlier tests left the service in
+		assertThat("acaabaca".repeat(101)).contains(sequence);
+		assertThat(backends.get(0).requests()).isEqualTo(500);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "least-requests", "power-of-two-choices", "peak-ewma", "consistent-hash" })
+	void routesRealRequestsWithEveryAlgorithm(String algorithm) {
+		Set<String> answered = new HashSet<>();
+		for (int i = 0; i < 30; i++) {
+			GatewayClient.Answer answer = this.client.getNow("/" + algorithm + "/x", Map.of("X-User", "user-" + i));
+			assertThat(answer.status()).isEqualTo(200);
+			answered.add(answer.backend());
+		}
+		assertThat(answered).isSubsetOf("a", "b", "c").isNotEmpty();
+		assertThat(this.registry.snapshot(algorithm).settings().algorithm().name())
+			.isEqualTo(algorithm.toUpperCase().replace('-', '_'));
+	}
+
+	@Test
+	void consistentHashKeepsEachHeaderKeyOnOneBackend() {
+		Set<String> used = new HashSet<>();
+		for (int user = 0; user < 50; user++) {
+			Map<String, String> headers = Map.of("X-User", "user-" + user);
+			String first = this.client.getNow("/consistent-hash/", headers).backend();
+			for (int i = 0; i < 5; i++) {
+				assertThat(this.client.getNow("/consistent-hash/", headers).backend()).isEqualTo(first);
+			}
+			used.add(first);
+		}
+		assertThat(used).hasSizeGreaterThanOrEqualTo(2);
+	}
+
+	@Test
+	void consistentHashReadsTheFirstCookieOfTheName() {
+		for (int user = 0; user < 20; user++) {
+			String session = "s" + user;
+			String alone = this.client.getNow("/by-cookie/", Map.of("Cookie", "SESSION=" + session)).backend();
+			String first = this.client
+				.getNow("/by-cookie/", Map.of("Cookie", "other=1; SESSION=\"" + session + "\"; SESSION=zzz-" + user))
+				.backend();
+			assertThat(first).isEqualTo(alone);
+		}
+	}
+
+	@Test
+	void consistentHashOnTheClientAddressKeepsOneClientOnOneBackend() {
+		String first = this.client.getNow("/by-ip/").backend();
+		for (int i = 0; i < 20; i++) {
+			// X-Forwarded-For is ignored: loopback is not a trusted proxy here.
+			assertThat(this.client.getNow("/by-ip/", Map.of("X-Forwarded-For", "198.51.100." + i)).backend())
+				.isEqualTo(first);
+		}
+	}
+
+	@Test
+	void answers503WhenAServiceHasNoInstances() {
+		assertThat(this.client.getNow("/ghost/").status()).isEqualTo(503);
+	}
+
+	@Test
+	void releasesEveryInFlightGuardAfterTheResponses() {
+		for (int i = 0; i < 20; i++) {
+			this.client.getNow("/least-requests/");
+			this.client.getNow("/rr/");
+		}
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
+				for (int i = 0; i < snapshot.size(); i++) {
+					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
+				}
+			}));
+	}
+
+}

@@ -1,0 +1,109 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.gatewaylb.balance.Snapshot;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A burst of 2000 concurrent requests, a quarter of them abandoned by the client
+ * mid-flight: every in-flight count returns to 0, which Spring Cloud LoadBalancer's own
+ * lifecycle would not do for the abandoned ones.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class InFlightIT {
+
+	static final int REQUESTS = 2_000;
+
+	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
+			TestBackend.start("c"));
+
+	static {
+		backends.forEach((backend) -> backend.delay(Duration.ofMillis(300)));
+	}
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("burst")
+			.instances("burst", backends)
+			.set("gateway.lb.services.burst.algorithm", "least-requests");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	BalancerRegistry registry;
+
+	@AfterAll
+	static void stopBackends() {
+		backends.forEach(TestBackend::close);
+	}
+
+	@Test
+	void everyInFlightCountReturnsToZeroAfterABurstWithCancellations() {
+		AtomicInteger completed = new AtomicInteger();
+		AtomicInteger cancelled = new AtomicInteger();
+		AtomicInteger peakInFlight = new AtomicInteger();
+		try (GatewayClient client = new GatewayClient(this.port)) {
+			Flux.range(0, REQUESTS).flatMap((i) -> {
+				Mono<GatewayClient.Answer> request = client.get("/burst/" + i, Map.of());
+				if (i % 4 == 0) {
+					// Abandon the request while the backend still holds it.
+					request = request.timeout(Duration.ofMillis(100))
+						.doOnError(TimeoutException.class, (ex) -> {
+							peakInFlight.accumulateAndGet(totalInFlight(), Math::max);
+							cancelled.incrementAndGet();
+						})
+						.onErrorResume(TimeoutException.class, (ex) -> Mono.empty());
+				}
+				return request.doOnNext((answer) -> {
+					assertThat(answer.status()).isEqualTo(200);
+					completed.incrementAndGet();
+				});
+			}, REQUESTS).then().block(Duration.ofSeconds(120));
+		}
+		assertThat(cancelled).hasValue(REQUESTS / 4);
+		assertThat(completed).hasValue(REQUESTS - REQUESTS / 4);
+		assertThat(peakInFlight.get()).as("requests were in flight when the clients gave up").isPositive();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(totalInFlight()).isZero());
+		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("burst");
+		long picks = 0;
+		for (int i = 0; i < snapshot.size(); i++) {
+			picks += snapshot.state(i).picks();
+		}
+		// Every answered request was picked once; an abandoned one at most once (some
+		// are abandoned before they reach the balancer).
+		assertThat(picks).isBetween((long) completed.get(), (long) REQUESTS);
+		int reachedBackends = backends.stream().mapToInt(TestBackend::requests).sum();
+		assertThat(reachedBackends).as("abandoned requests that reached a backend").isGreaterThan(completed.get());
+	}
+
+	private int totalInFlight() {
+		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("burst");
+		int total = 0;
+		for (int i = 0; (snapshot != null) && i < snapshot.size(); i++) {
+			total += snapshot.state(i).inFlight();
+		}
+		return total;
+	}
+
+}

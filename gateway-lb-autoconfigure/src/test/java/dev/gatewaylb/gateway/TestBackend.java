@@ -1,0 +1,74 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * A real HTTP server on loopback that answers every request with its name, in the body
+ * and in {@code X-Backend}, after an adjustable delay, and counts what it served.
+ */
+final class TestBackend implements AutoCloseable {
+
+	private final String name;
+
+	private final DisposableServer server;
+
+	private final AtomicLong delayMillis = new AtomicLong();
+
+	private final AtomicInteger requests = new AtomicInteger();
+
+	private final AtomicInteger active = new AtomicInteger();
+
+	private final AtomicInteger maxActive = new AtomicInteger();
+
+	private TestBackend(String name) {
+		this.name = name;
+		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+			this.requests.incrementAndGet();
+			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
+			long delay = this.delayMillis.get();
+			Mono<Void> answer = response.header("X-Backend", name)
+				.header("Content-Type", "text/plain")
+				.sendString(Mono.just(name))
+				.then();
+			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
+			return delayed.doFinally((signal) -> this.active.decrementAndGet());
+		}).bindNow();
+	}
+
+	static TestBackend start(String name) {
+		return new TestBackend(name);
+	}
+
+	String name() {
+		return this.name;
+	}
+
+	String uri() {
+		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	void delay(Duration delay) {
+		this.delayMillis.set(delay.toMillis());
+	}
+
+	int requests() {
+		return this.requests.get();
+	}
+
+	void reset() {
+		this.requests.set(0);
+		this.maxActive.set(0);
+	}
+
+	@Override
+	public void close() {
+		this.server.disposeNow();
+	}
+
+}
