@@ -1,0 +1,82 @@
+package dev.gatewaylb;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The package rule of DESIGN.md: the core is plain Java, outer layers depend on inner
+ * ones and never the reverse.
+ */
+class ArchitectureTests {
+
+	private static final JavaClasses CLASSES = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.importPackages("dev.gatewaylb");
+
+	@Test
+	void balanceImportsTheJdkOnly() {
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.balance..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.balance..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void splitAndHealthImportTheJdkAndBalanceOnly() {
+		classes().that()
+			.resideInAnyPackage("dev.gatewaylb.split..", "dev.gatewaylb.health..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.balance..", "dev.gatewaylb.split..",
+					"dev.gatewaylb.health..")
+			.allowEmptyShould(true)
+			.check(CLASSES);
+	}
+
+	@Test
+	void configImportsSpringBootAndNothingOfOurs() {
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.config..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.gatewaylb.balance..", "dev.gatewaylb.split..", "dev.gatewaylb.health..",
+					"dev.gatewaylb.gateway..", "dev.gatewaylb.actuate..", "dev.gatewaylb.autoconfigure..",
+					"org.springframework.cloud..", "reactor..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void gatewayDoesNotImportTheOuterLayers() {
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.gateway..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.gatewaylb.actuate..", "dev.gatewaylb.autoconfigure..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void actuateDoesNotImportAutoConfiguration() {
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.actuate..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.gatewaylb.autoconfigure..")
+			.allowEmptyShould(true)
+			.check(CLASSES);
+	}
+
+	@Test
+	void packagesHaveNoCycles() {
+		slices().matching("dev.gatewaylb.(*)..").should().beFreeOfCycles().check(CLASSES);
+	}
+
+}

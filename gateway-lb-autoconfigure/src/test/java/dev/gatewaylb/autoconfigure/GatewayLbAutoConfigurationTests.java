@@ -1,0 +1,132 @@
+package dev.gatewaylb.autoconfigure;
+
+import dev.gatewaylb.config.GatewayLbPropertiesBinder;
+import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.GatewayLbSettings;
+import dev.gatewaylb.gateway.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.LatencyRecordingFilter;
+import dev.gatewaylb.gateway.ServiceBalancer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.StandardEnvironment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class GatewayLbAutoConfigurationTests {
+
+	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class));
+
+	@Test
+	void balancesEveryServiceThroughTheRegistry() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(BalancerRegistry.class)
+				.hasSingleBean(InFlightReleaseFilter.class)
+				.hasSingleBean(LatencyRecordingFilter.class);
+			LoadBalancerClientFactory factory = context.getBean(LoadBalancerClientFactory.class);
+			assertThat(factory.getInstance("catalog", ReactorServiceInstanceLoadBalancer.class))
+				.isInstanceOf(ServiceBalancer.class);
+		});
+	}
+
+	@Test
+	void backsOffWhenDisabled() {
+		this.runner.withPropertyValues("gateway.lb.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(BalancerRegistry.class)
+				.doesNotHaveBean(InFlightReleaseFilter.class)
+				.doesNotHaveBean("gatewayLbClientSpecification");
+		});
+	}
+
+	@Test
+	void backsOffWithoutTheGateway() {
+		this.runner.withClassLoader(new FilteredClassLoader(ReactiveLoadBalancerClientFilter.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(BalancerRegistry.class));
+	}
+
+	@Test
+	void keepsARegistryTheUserDeclares() {
+		this.runner.withBean("myRegistry", BalancerRegistry.class,
+				() -> new BalancerRegistry(GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment())),
+						System::nanoTime))
+			.run((context) -> assertThat(context).hasSingleBean(BalancerRegistry.class).hasBean("myRegistry"));
+	}
+
+	@Test
+	void leavesAServiceToTheBalancerTheUserConfiguresForIt() {
+		this.runner
+			.withBean("legacy.LoadBalancerClientSpecification", LoadBalancerClientSpecification.class,
+					() -> new LoadBalancerClientSpecification("legacy", new Class<?>[] { RandomConfiguration.class }))
+			.run((context) -> {
+				LoadBalancerClientFactory factory = context.getBean(LoadBalancerClientFactory.class);
+				assertThat(factory.getInstance("legacy", ReactorServiceInstanceLoadBalancer.class))
+					.isInstanceOf(RandomLoadBalancer.class);
+				assertThat(factory.getInstance("other", ReactorServiceInstanceLoadBalancer.class))
+					.isInstanceOf(ServiceBalancer.class);
+			});
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			gateway.lb.services.catalog.algorithm | fastest  | gateway.lb.services.catalog.algorithm
+			gateway.lb.defaults.hash-key          | ip       | gateway.lb.defaults
+			gateway.lb.defaults.slow-start        | soon     | gateway.lb.defaults.slow-start
+			gateway.lb.defaults.peak-ewma.decay   | 10 parsecs | gateway.lb.defaults.peak-ewma.decay
+			""")
+	void failsStartUpOnInvalidConfigurationNamingPropertyAndValue(String property, String value, String named) {
+		this.runner.withPropertyValues(property + "=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains(named).contains(value);
+		});
+	}
+
+	@Test
+	void failsStartUpOnANegativeWeightInSimpleDiscoveryMetadata() {
+		String instance = "spring.cloud.discovery.client.simple.instances.catalog[1]";
+		this.runner
+			.withPropertyValues("spring.cloud.discovery.client.simple.instances.catalog[0].uri=http://127.0.0.1:1",
+					instance + ".uri=http://127.0.0.1:2", instance + ".metadata.weight=-3")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains(instance + ".metadata.weight")
+					.contains("'-3'")
+					.contains("expected: an integer >= 0");
+			});
+	}
+
+	private static String messages(Throwable failure) {
+		StringBuilder messages = new StringBuilder();
+		for (Throwable t = failure; t != null; t = t.getCause()) {
+			messages.append(t.getMessage()).append('\n');
+		}
+		return messages.toString();
+	}
+
+	static class RandomConfiguration {
+
+		@Bean
+		ReactorServiceInstanceLoadBalancer random(Environment environment, LoadBalancerClientFactory factory) {
+			String name = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
+			ObjectProvider<ServiceInstanceListSupplier> suppliers = factory.getLazyProvider(name,
+					ServiceInstanceListSupplier.class);
+			return new RandomLoadBalancer(suppliers, name);
+		}
+
+	}
+
+}
