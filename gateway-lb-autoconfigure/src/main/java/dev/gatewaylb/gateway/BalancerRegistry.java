@@ -121,9 +121,13 @@ public final class BalancerRegistry {
 	public Response<ServiceInstance> choose(String serviceId, List<ServiceInstance> instances,
 			@Nullable RequestData request) {
 		GatewayLbSettings current = this.settings;
-		ServiceEntry entry = this.services.computeIfAbsent(serviceId,
-				(id) -> new ServiceEntry(new Balancer<>(current.forService(id).balancer(), this::describe,
-						this.nanoClock, ThreadLocalRandom::current)));
+		ServiceEntry entry = this.services.get(serviceId);
+		if (entry == null) {
+			// Off the hot path: computeIfAbsent allocates its lambda and may lock a bin.
+			entry = this.services.computeIfAbsent(serviceId, (id) -> new ServiceEntry(
+					new Balancer<>(current.forService(id).balancer(), this::describe, this.nanoClock,
+							ThreadLocalRandom::current)));
+		}
 		ServiceEntry.View view = entry.view(serviceId, instances, current);
 		Snapshot<ServiceInstance> snapshot = view.snapshot();
 		ExchangeLease lease = (request != null) ? lease(request) : null;
