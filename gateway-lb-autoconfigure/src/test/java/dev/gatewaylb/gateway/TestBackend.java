@@ -31,7 +31,7 @@ final class TestBackend implements AutoCloseable {
 		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
 			this.requests.incrementAndGet();
 			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
-			long delay = this.delayMillis.get();
+			long delay = requestedDelay(request.uri(), this.delayMillis.get());
 			Mono<Void> answer = response.header("X-Backend", name)
 				.header("Content-Type", "text/plain")
 				.sendString(Mono.just(name))
@@ -39,6 +39,18 @@ final class TestBackend implements AutoCloseable {
 			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
 			return delayed.doFinally((signal) -> this.active.decrementAndGet());
 		}).bindNow();
+	}
+
+	/**
+	 * Returns the {@code delay} query parameter in milliseconds, or the default.
+	 */
+	private static long requestedDelay(String uri, long otherwise) {
+		int at = uri.indexOf("delay=");
+		if (at < 0) {
+			return otherwise;
+		}
+		int end = uri.indexOf('&', at);
+		return Long.parseLong(uri.substring(at + "delay=".length(), (end < 0) ? uri.length() : end));
 	}
 
 	static TestBackend start(String name) {

@@ -1,0 +1,119 @@
+package dev.gatewaylb.sample;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Runs the demo backends {@code alpha}, {@code beta} and {@code gamma} as plain Reactor
+ * Netty servers on 127.0.0.1.
+ * <p>
+ * Each one answers every method and path with status 200, the body {@code <name>\n}
+ * ({@code text/plain}) and the header {@code X-Backend: <name>}, so a client sees which
+ * backend the gateway picked. The query parameter {@code delay} (milliseconds, up to ten
+ * seconds) makes an answer slow; a missing or unreadable value means no delay.
+ */
+final class DemoBackends implements SmartLifecycle {
+
+	static final Duration MAX_DELAY = Duration.ofSeconds(10);
+
+	private static final Log logger = LogFactory.getLog(DemoBackends.class);
+
+	private final Map<String, Integer> ports = new LinkedHashMap<>();
+
+	private volatile List<DisposableServer> servers = List.of();
+
+	DemoBackends(DemoBackendsProperties properties) {
+		this.ports.put("alpha", properties.alphaPort());
+		this.ports.put("beta", properties.betaPort());
+		this.ports.put("gamma", properties.gammaPort());
+	}
+
+	@Override
+	public void start() {
+		List<DisposableServer> started = new ArrayList<>();
+		try {
+			this.ports.forEach((name, port) -> started.add(bind(name, port)));
+		}
+		catch (RuntimeException ex) {
+			// a taken port fails start-up; free the ports already bound on the way out
+			started.forEach(DisposableServer::disposeNow);
+			throw ex;
+		}
+		this.servers = List.copyOf(started);
+		logger.info("demo backends listening on 127.0.0.1: " + this.ports);
+	}
+
+	@Override
+	public void stop() {
+		this.servers.forEach(DisposableServer::disposeNow);
+		this.servers = List.of();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.servers.isEmpty();
+	}
+
+	/**
+	 * Returns a phase just below the web server's: the backends are up before the gateway
+	 * takes its first request and go down only after it has stopped.
+	 */
+	@Override
+	public int getPhase() {
+		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
+	}
+
+	private static DisposableServer bind(String name, int port) {
+		return HttpServer.create()
+			.host("127.0.0.1")
+			.port(port)
+			.handle((request, response) -> answer(name, request, response))
+			.bindNow();
+	}
+
+	private static Mono<Void> answer(String name, HttpServerRequest request, HttpServerResponse response) {
+		return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
+			.header("X-Backend", name)
+			.sendString(Mono.just(name + "\n").delayElement(delay(request.uri())))
+			.then();
+	}
+
+	/**
+	 * Returns the delay that the query parameter {@code delay} (milliseconds) of a
+	 * request URI asks for, clamped to 0..{@link #MAX_DELAY}.
+	 * @param uri the request URI, path and query
+	 * @return the delay; zero when the parameter is absent or not a whole number
+	 */
+	static Duration delay(String uri) {
+		try {
+			List<String> values = new QueryStringDecoder(uri).parameters().get("delay");
+			if (values == null || values.isEmpty()) {
+				return Duration.ZERO;
+			}
+			long millis = Long.parseLong(values.get(0).trim());
+			return Duration.ofMillis(Math.min(Math.max(millis, 0), MAX_DELAY.toMillis()));
+		}
+		catch (IllegalArgumentException ex) {
+			// a demo backend answers a typo (delay=abc, a bad %-escape) without delay,
+			// never with a 500
+			return Duration.ZERO;
+		}
+	}
+
+}

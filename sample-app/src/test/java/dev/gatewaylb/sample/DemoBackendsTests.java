@@ -1,0 +1,34 @@
+package dev.gatewaylb.sample;
+
+import java.time.Duration;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link DemoBackends}' reading of the {@code delay} query parameter.
+ */
+class DemoBackendsTests {
+
+	@ParameterizedTest(name = "{0} -> {1} ms")
+	@CsvSource(delimiter = '|', textBlock = """
+			/                      | 0
+			/?delay=250            | 250
+			/a/b?x=1&delay=42      | 42
+			/?delay=%2042          | 42
+			/?delay=10000          | 10000
+			/?delay=60000          | 10000
+			/?delay=-5             | 0
+			/?delay=               | 0
+			/?delay=abc            | 0
+			/?delay=1.5            | 0
+			/?delay=%zz            | 0
+			/?delay=99999999999999999999 | 0
+			""")
+	void readsDelayClampedToTenSecondsAndIgnoresInvalidValues(String uri, long millis) {
+		assertThat(DemoBackends.delay(uri)).isEqualTo(Duration.ofMillis(millis));
+	}
+
+}

@@ -1,0 +1,122 @@
+package dev.gatewaylb.sample;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.SoftAssertions.assertSoftly;
+
+/**
+ * Sends real HTTP requests through the sample gateway to its demo backends and checks
+ * which backend answered, as a user of the sample would with curl.
+ */
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+class SampleGatewayIT {
+
+	private static final List<String> BACKENDS = List.of("alpha", "beta", "gamma");
+
+	@DynamicPropertySource
+	static void backendPorts(DynamicPropertyRegistry registry) {
+		FreePorts.registerBackendPorts(registry);
+	}
+
+	@LocalServerPort
+	private int port;
+
+	private WebTestClient client;
+
+	@BeforeEach
+	void bindClient() {
+		this.client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port).build();
+	}
+
+	@Test
+	void weightedRouteFollowsSmoothWeightedRoundRobinOfWeights512() {
+		List<String> backends = IntStream.range(0, 800).mapToObj((i) -> backend("/weighted/")).toList();
+		assertSoftly((softly) -> {
+			softly.assertThat(backends.subList(0, 8))
+				.containsExactly("alpha", "gamma", "alpha", "alpha", "beta", "alpha", "gamma", "alpha");
+			softly.assertThat(countByBackend(backends))
+				.containsExactlyInAnyOrderEntriesOf(Map.of("alpha", 500L, "beta", 100L, "gamma", 200L));
+		});
+	}
+
+	@Test
+	void stickyRouteSendsEachUserToOneBackend() {
+		Map<String, String> backendByUser = new HashMap<>();
+		for (int i = 1; i <= 50; i++) {
+			String user = "u" + i;
+			List<String> backends = IntStream.range(0, 5)
+				.mapToObj((n) -> backend("/sticky/", (headers) -> headers.set("X-User", user)))
+				.toList();
+			assertThat(new HashSet<>(backends)).as("backends that answered %s", user).hasSize(1);
+			backendByUser.put(user, backends.get(0));
+		}
+		assertThat(new HashSet<>(backendByUser.values())).as("backends used by 50 users").hasSizeGreaterThan(1);
+	}
+
+	@Test
+	void leastRouteAnswersFromOneOfTheBackends() {
+		assertThat(backend("/least/")).isIn(BACKENDS);
+	}
+
+	@Test
+	void backendsHonourDelayAndIgnoreInvalidValues() {
+		long start = System.nanoTime();
+		backend("/least/slow?delay=300");
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+		for (String delay : List.of("abc", "-5", "1.5", "")) {
+			assertThat(backend("/least/?delay=" + delay)).as("backend for delay=%s", delay).isIn(BACKENDS);
+		}
+	}
+
+	private String backend(String uri) {
+		return backend(uri, (headers) -> {
+		});
+	}
+
+	/**
+	 * Sends one GET through the gateway, checks the demo backend's answer, and returns
+	 * the name of the backend that answered.
+	 */
+	private String backend(String uri, Consumer<HttpHeaders> headers) {
+		EntityExchangeResult<String> result = this.client.get()
+			.uri(uri)
+			.headers(headers)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.contentTypeCompatibleWith(MediaType.TEXT_PLAIN)
+			.expectBody(String.class)
+			.returnResult();
+		String backend = result.getResponseHeaders().getFirst("X-Backend");
+		assertThat(result.getResponseBody()).as("body from %s", backend).isEqualTo(backend + "\n");
+		return backend;
+	}
+
+	private static Map<String, Long> countByBackend(List<String> backends) {
+		return backends.stream().collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
+	}
+
+}
