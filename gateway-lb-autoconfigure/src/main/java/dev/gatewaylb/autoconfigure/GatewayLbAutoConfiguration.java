@@ -22,11 +22,11 @@ import org.springframework.core.env.Environment;
 /**
  * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb's
  * algorithms: one {@link BalancerRegistry} for all services, a default Spring Cloud
- * LoadBalancer configuration that hands each service's picks to it, and the filters
- * that account for requests in flight and their latency.
+ * LoadBalancer configuration that hands each service's picks to it, and the filters that
+ * account for requests in flight and their latency.
  * <p>
- * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up
- * with the property's name.
+ * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up with
+ * the property's name.
  */
 @AutoConfiguration
 @ConditionalOnClass({ ReactiveLoadBalancerClientFilter.class, LoadBalancerClientFactory.class })

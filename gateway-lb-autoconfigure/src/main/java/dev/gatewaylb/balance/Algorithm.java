@@ -16,8 +16,7 @@ public enum Algorithm {
 	LEAST_REQUESTS,
 
 	/**
-	 * Two distinct endpoints drawn at random; the one with fewer in-flight requests
-	 * wins.
+	 * Two distinct endpoints drawn at random; the one with fewer in-flight requests wins.
 	 */
 	POWER_OF_TWO_CHOICES,
 

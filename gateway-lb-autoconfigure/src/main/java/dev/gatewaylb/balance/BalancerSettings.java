@@ -14,8 +14,7 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	/**
 	 * Round-robin, no slow start, a 10 s EWMA decay.
 	 */
-	public static final BalancerSettings DEFAULTS = new BalancerSettings(Algorithm.ROUND_ROBIN, 0,
-			10_000_000_000L);
+	public static final BalancerSettings DEFAULTS = new BalancerSettings(Algorithm.ROUND_ROBIN, 0, 10_000_000_000L);
 
 	public BalancerSettings {
 		Objects.requireNonNull(algorithm, "algorithm");

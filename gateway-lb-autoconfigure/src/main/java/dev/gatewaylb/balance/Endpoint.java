@@ -6,10 +6,10 @@ import java.util.Objects;
  * One member of a balanced set as the algorithms see it: an address and a weight.
  *
  * @param address {@code host:port}, IPv6 hosts in brackets; the identity under which
- * per-endpoint state is carried across rebuilds and the bytes consistent hashing
- * places on the ring
- * @param weight relative share of traffic, {@code >= 0}; an endpoint of weight 0 stays
- * in the set but receives no picks
+ * per-endpoint state is carried across rebuilds and the bytes consistent hashing places
+ * on the ring
+ * @param weight relative share of traffic, {@code >= 0}; an endpoint of weight 0 stays in
+ * the set but receives no picks
  */
 public record Endpoint(String address, int weight) {
 

@@ -5,8 +5,8 @@ import java.lang.invoke.VarHandle;
 
 /**
  * One pick's claim on an endpoint: the endpoint's in-flight count stays raised until
- * {@link #release()}, which takes effect exactly once however many times and from
- * however many threads it is called (completion, error and cancellation may race).
+ * {@link #release()}, which takes effect exactly once however many times and from however
+ * many threads it is called (completion, error and cancellation may race).
  * <p>
  * The guard holds the endpoint's {@link EndpointState} itself, not an index into a
  * snapshot, so the release lands on the right counter even after a rebuild swapped the

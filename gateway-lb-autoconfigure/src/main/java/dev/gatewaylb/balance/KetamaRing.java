@@ -20,9 +20,8 @@ import org.jspecify.annotations.Nullable;
  * integers; equal points (a 64-bit collision) are ordered by address, then {@code v}.
  * <p>
  * A ring over {@value #MAX_POINTS} points has its points per unit of weight scaled down
- * to fit. A request without a key falls back to round-robin. Slow start does not apply:
- * a ring that changed with each ramp step would move keys, and stable keys are the
- * point.
+ * to fit. A request without a key falls back to round-robin. Slow start does not apply: a
+ * ring that changed with each ramp step would move keys, and stable keys are the point.
  *
  * @see <a href="https://github.com/RJ/ketama">ketama</a>
  */
@@ -58,9 +57,8 @@ final class KetamaRing implements Strategy {
 				ring.add(new Point(StableHash.fmix64(StableHash.fnv1aDecimal(prefix, v)), address, v, index));
 			}
 		}
-		ring.sort(Comparator.comparingLong(Point::position)
-			.thenComparing(Point::address)
-			.thenComparingInt(Point::vnode));
+		ring.sort(
+				Comparator.comparingLong(Point::position).thenComparing(Point::address).thenComparingInt(Point::vnode));
 		this.points = new long[ring.size()];
 		this.owners = new int[ring.size()];
 		for (int i = 0; i < this.points.length; i++) {

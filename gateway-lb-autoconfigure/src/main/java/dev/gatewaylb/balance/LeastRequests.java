@@ -8,10 +8,10 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A full scan by definition: one volatile read per endpoint. Weights do not enter the
  * comparison (the algorithm balances observed load, not configured shares); slow start
- * does: a ramping endpoint at factor f counts as {@code (inFlight + 1) / f}, so a newcomer
- * at 10% looks ten times as busy as an idle peer. The counts are read without a common
- * instant, so two concurrent picks may both choose the same idle endpoint; the next
- * picks see both requests.
+ * does: a ramping endpoint at factor f counts as {@code (inFlight + 1) / f}, so a
+ * newcomer at 10% looks ten times as busy as an idle peer. The counts are read without a
+ * common instant, so two concurrent picks may both choose the same idle endpoint; the
+ * next picks see both requests.
  */
 final class LeastRequests implements Strategy {
 

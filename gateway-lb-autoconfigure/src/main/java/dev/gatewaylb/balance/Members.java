@@ -33,8 +33,8 @@ final class Members {
 	final long rampEndsAtNanos;
 
 	/**
-	 * Set once a clock read has seen every ramp over, so later picks skip the clock.
-	 * A stale {@code false} only costs one more clock read.
+	 * Set once a clock read has seen every ramp over, so later picks skip the clock. A
+	 * stale {@code false} only costs one more clock read.
 	 */
 	private volatile boolean rampOver;
 
@@ -95,8 +95,7 @@ final class Members {
 	 */
 	double rampFactor(int index, long nowNanos) {
 		long start = this.states[index].rampStartNanos;
-		return (start == SlowStart.NO_RAMP) ? 1.0
-				: SlowStart.factor(nowNanos - start, this.settings.slowStartNanos());
+		return (start == SlowStart.NO_RAMP) ? 1.0 : SlowStart.factor(nowNanos - start, this.settings.slowStartNanos());
 	}
 
 }

@@ -3,9 +3,9 @@ package dev.gatewaylb.balance;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A peak-sensitive exponentially weighted moving average of an endpoint's latency:
- * a sample slower than the average replaces it at once; faster samples pull it down
- * with weight {@code 1 - exp(-elapsed / decay)}, and with no samples the average decays
+ * A peak-sensitive exponentially weighted moving average of an endpoint's latency: a
+ * sample slower than the average replaces it at once; faster samples pull it down with
+ * weight {@code 1 - exp(-elapsed / decay)}, and with no samples the average decays
  * towards 0 so that an idle endpoint is tried again.
  * <p>
  * Thread-safe without a lock: the average (a {@code float} of nanoseconds) and the time
@@ -35,7 +35,8 @@ final class PeakEwma {
 		do {
 			prev = this.packed.get();
 			double cost = decayed(prev, nowMillis, decayNanos);
-			double updated = (sample > cost) ? sample : cost + (sample - cost) * (1 - weight(prev, nowMillis, decayNanos));
+			double updated = (sample > cost) ? sample
+					: cost + (sample - cost) * (1 - weight(prev, nowMillis, decayNanos));
 			next = pack((float) updated, nowMillis);
 		}
 		while (!this.packed.compareAndSet(prev, next));

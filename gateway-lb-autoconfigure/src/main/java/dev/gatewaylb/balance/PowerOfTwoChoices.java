@@ -8,19 +8,18 @@ import org.jspecify.annotations.Nullable;
  * Draws two distinct endpoints uniformly at random and selects the one with the lower
  * cost; a tie goes to the first drawn, so equal loads spread uniformly (a tie to the
  * lower index would starve the last endpoint whenever the service is idle). With two
- * endpoints whose loads differ it therefore
- * always selects the less loaded one; with many it approaches least-requests at the
- * cost of two reads instead of a scan, and spreads concurrent picks instead of herding
- * them onto one idle endpoint.
+ * endpoints whose loads differ it therefore always selects the less loaded one; with many
+ * it approaches least-requests at the cost of two reads instead of a scan, and spreads
+ * concurrent picks instead of herding them onto one idle endpoint.
  * <p>
  * The cost is the in-flight count, or, for peak EWMA, the endpoint's decayed peak EWMA
  * latency times {@code inFlight + 1} (Finagle's "expected time to serve one more
- * request"). An endpoint with requests in flight but no latency sample yet costs a
- * large penalty, so a newcomer that is slow to answer its first request is not
- * flooded. A ramping endpoint's cost is divided by its slow-start factor.
+ * request"). An endpoint with requests in flight but no latency sample yet costs a large
+ * penalty, so a newcomer that is slow to answer its first request is not flooded. A
+ * ramping endpoint's cost is divided by its slow-start factor.
  *
- * @see <a href="https://www.eecs.harvard.edu/~michaelm/postscripts/mythesis.pdf">The Power
- * of Two Choices in Randomized Load Balancing</a>
+ * @see <a href="https://www.eecs.harvard.edu/~michaelm/postscripts/mythesis.pdf">The
+ * Power of Two Choices in Randomized Load Balancing</a>
  */
 final class PowerOfTwoChoices implements Strategy {
 

@@ -7,20 +7,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Smooth weighted round-robin, the algorithm of nginx's upstream module: each step adds
- * every endpoint's weight to its running current weight, selects the largest (ties to
- * the lowest index) and subtracts the total weight from the winner. Weights 5,1,1
- * select {@code a a b a c a a}; weights 5,1,2 select {@code a c a a b a c a}. Over one
- * period (the sum of the weights) each endpoint is selected exactly its weight times
- * and the running weights return to 0, so the sequence repeats.
+ * every endpoint's weight to its running current weight, selects the largest (ties to the
+ * lowest index) and subtracts the total weight from the winner. Weights 5,1,1 select
+ * {@code a a b a c a a}; weights 5,1,2 select {@code a c a a b a c a}. Over one period
+ * (the sum of the weights) each endpoint is selected exactly its weight times and the
+ * running weights return to 0, so the sequence repeats.
  * <p>
- * nginx runs the step under a lock. This class computes one period ahead into a table
- * and selects with one atomic ticket: {@code table[ticket++ % period]} is the nginx
- * sequence, lock-free and O(1) whatever the number of endpoints. The ticket belongs to
- * the service, not the snapshot, so a rebuild continues the sequence where it was.
+ * nginx runs the step under a lock. This class computes one period ahead into a table and
+ * selects with one atomic ticket: {@code table[ticket++ % period]} is the nginx sequence,
+ * lock-free and O(1) whatever the number of endpoints. The ticket belongs to the service,
+ * not the snapshot, so a rebuild continues the sequence where it was.
  * <p>
- * While endpoints ramp (slow start), the table is rebuilt from the ramped weights at
- * most {@value #RAMP_STEPS} times per window, by whichever pick first sees the old one
- * expire.
+ * While endpoints ramp (slow start), the table is rebuilt from the ramped weights at most
+ * {@value #RAMP_STEPS} times per window, by whichever pick first sees the old one expire.
  *
  * @see <a href=
  * "https://github.com/nginx/nginx/commit/52327e0627f49dbda1e8db695e63a4b0af4448b1">nginx
@@ -115,9 +114,9 @@ final class SmoothWeightedRoundRobin implements Strategy {
 	 * Weights are first divided by their greatest common divisor: scaling every weight by
 	 * k scales every running weight by k, so the sequence of k·w is the sequence of w.
 	 * The simulation then runs per group of equal weight rather than per endpoint: the
-	 * members of a group differ only by how often each was picked, so the group's
-	 * largest running weight always belongs to its next member in index order, and a
-	 * step compares one candidate per distinct weight. A build costs period x distinct
+	 * members of a group differ only by how often each was picked, so the group's largest
+	 * running weight always belongs to its next member in index order, and a step
+	 * compares one candidate per distinct weight. A build costs period x distinct
 	 * weights; past {@link #MAX_PERIOD} or {@link #MAX_BUILD_STEPS} the weights are
 	 * halved until it fits, which keeps their ratios only approximately.
 	 * @param weights weight per endpoint index, {@code >= 0}

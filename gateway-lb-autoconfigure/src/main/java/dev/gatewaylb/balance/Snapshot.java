@@ -7,8 +7,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An immutable view of one service's endpoints and the algorithm bound to them. A pick
- * is {@link #select} then {@link #acquire} on the same snapshot; a concurrent rebuild
+ * An immutable view of one service's endpoints and the algorithm bound to them. A pick is
+ * {@link #select} then {@link #acquire} on the same snapshot; a concurrent rebuild
  * publishes a new snapshot and never changes this one.
  *
  * @param <T> the caller's endpoint type, returned by {@link #value(int)}
@@ -48,8 +48,7 @@ public final class Snapshot<T> {
 	public InFlightGuard acquire(int index) {
 		EndpointState state = this.members.states[index];
 		state.acquire();
-		return new InFlightGuard(state, this.members.nanoClock.getAsLong(),
-				this.members.settings.ewmaDecayNanos());
+		return new InFlightGuard(state, this.members.nanoClock.getAsLong(), this.members.settings.ewmaDecayNanos());
 	}
 
 	/**

@@ -1,15 +1,14 @@
 package dev.gatewaylb.balance;
 
 /**
- * A 64-bit hash that is the same on every JVM, every release and every gateway
- * replica: FNV-1a over the UTF-8 bytes of the input, finished with MurmurHash3's
- * {@code fmix64} so that short, similar keys (IP addresses, counters) spread over the
- * whole range.
+ * A 64-bit hash that is the same on every JVM, every release and every gateway replica:
+ * FNV-1a over the UTF-8 bytes of the input, finished with MurmurHash3's {@code fmix64} so
+ * that short, similar keys (IP addresses, counters) spread over the whole range.
  * <p>
  * {@link String#hashCode()} would be stable too, but 32 bits are too few for a ring of
- * 160,000 points; {@code Object.hashCode} and the JDK's hash maps are not stable at
- * all. Consistent hashing and traffic splits both depend on this function: changing
- * it remaps every session, so it never changes.
+ * 160,000 points; {@code Object.hashCode} and the JDK's hash maps are not stable at all.
+ * Consistent hashing and traffic splits both depend on this function: changing it remaps
+ * every session, so it never changes.
  *
  * @see <a href="http://www.isthe.com/chongo/tech/comp/fnv/">FNV</a>
  * @see <a href="https://github.com/aappleby/smhasher/wiki/MurmurHash3">MurmurHash3</a>

@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One algorithm bound to one snapshot's members. Implementations are immutable apart
- * from atomics, take no lock and allocate nothing per selection.
+ * One algorithm bound to one snapshot's members. Implementations are immutable apart from
+ * atomics, take no lock and allocate nothing per selection.
  */
 interface Strategy {
 

@@ -53,8 +53,8 @@ public record Cidr(byte[] network, int prefixLength) {
 				prefix = -1;
 			}
 			if (prefix < 0 || prefix > bytes.length * 8) {
-				throw new IllegalArgumentException("trusted-proxies: '" + text + "' (expected: a prefix length of 0 to "
-						+ bytes.length * 8 + ")");
+				throw new IllegalArgumentException(
+						"trusted-proxies: '" + text + "' (expected: a prefix length of 0 to " + bytes.length * 8 + ")");
 			}
 		}
 		return new Cidr(bytes, prefix);
@@ -80,9 +80,9 @@ public record Cidr(byte[] network, int prefixLength) {
 	}
 
 	/**
-	 * Returns whether {@code address} is in this network. An IPv4 address never matches an
-	 * IPv6 network nor the reverse, except IPv4-mapped IPv6 addresses, which Java already
-	 * presents as IPv4.
+	 * Returns whether {@code address} is in this network. An IPv4 address never matches
+	 * an IPv6 network nor the reverse, except IPv4-mapped IPv6 addresses, which Java
+	 * already presents as IPv4.
 	 * @param address the address
 	 * @return whether it matches
 	 */

@@ -6,21 +6,23 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * Configuration of gateway-lb, under {@code gateway.lb}.
  *
- * @param enabled whether gateway-lb balances {@code lb://} routes; when false, Spring
- * Cloud LoadBalancer's own balancers do
- * @param defaults settings of every service that {@code services} does not override
- * @param services per-service settings, keyed by the service id used in
- * {@code lb://<id>}; each key falls back to the same key under {@code defaults}
- * @param trustedProxies networks (IP addresses or CIDRs) whose X-Forwarded-For header is
- * believed when the client address is the consistent-hash key
+ * @param enabled Whether gateway-lb balances lb:// routes. When false, Spring Cloud
+ * LoadBalancer's own balancers do.
+ * @param defaults Settings of every service, unless overridden under services.
+ * @param services Per-service settings, keyed by the service id of lb://id routes. Each
+ * key not set falls back to the same key under defaults.
+ * @param trustedProxies Networks (IP addresses or CIDRs) whose X-Forwarded-For header is
+ * believed when the client address is the consistent-hash key.
  */
 @ConfigurationProperties("gateway.lb")
-public record GatewayLbProperties(@DefaultValue("true") boolean enabled, @DefaultValue ServiceProperties defaults,
+public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
+		@DefaultValue @NestedConfigurationProperty ServiceProperties defaults,
 		@Nullable Map<String, ServiceProperties> services, @Nullable List<Cidr> trustedProxies) {
 
 	public GatewayLbProperties {

@@ -37,7 +37,8 @@ public final class GatewayLbPropertiesBinder {
 		Binder merged = new Binder(java.util.List.of(new ServiceDefaultsPropertySource(sources)), placeholders);
 		Map<String, ServiceProperties> services = new LinkedHashMap<>();
 		for (String id : root.services().keySet()) {
-			services.put(id, merged.bindOrCreate(serviceName(id), Bindable.of(ServiceProperties.class), BindHandler.DEFAULT));
+			services.put(id,
+					merged.bindOrCreate(serviceName(id), Bindable.of(ServiceProperties.class), BindHandler.DEFAULT));
 		}
 		return new GatewayLbProperties(root.enabled(), root.defaults(), services, root.trustedProxies());
 	}

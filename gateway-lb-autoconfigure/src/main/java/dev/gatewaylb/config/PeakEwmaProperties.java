@@ -7,8 +7,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * Peak-EWMA settings.
  *
- * @param decay time constant over which old latency samples lose weight and an idle
- * endpoint's latency decays towards 0
+ * @param decay Time constant over which old latency samples lose weight and an idle
+ * endpoint's latency decays towards 0.
  */
 public record PeakEwmaProperties(@DefaultValue("10s") Duration decay) {
 

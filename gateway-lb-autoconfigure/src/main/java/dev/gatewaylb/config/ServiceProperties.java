@@ -3,6 +3,7 @@ package dev.gatewaylb.config;
 import java.time.Duration;
 import java.util.regex.Pattern;
 
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
@@ -10,17 +11,16 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * set under {@code services.<id>} wins over the same key under {@code defaults}, one key
  * at a time.
  *
- * @param algorithm balancing algorithm
- * @param slowStart ramp window of an endpoint that joins a serving set: its share grows
- * linearly from a tenth of its weight to its full weight; 0 turns slow start off
- * @param hashKey consistent-hash key: {@code client-ip} (the client's address, taken from
- * X-Forwarded-For only when the connection comes from {@code trusted-proxies}),
- * {@code header:NAME} or {@code cookie:NAME}
- * @param peakEwma peak-EWMA settings
+ * @param algorithm Balancing algorithm.
+ * @param slowStart Ramp window of an endpoint that joins a serving set: its share grows
+ * linearly from a tenth of its weight to its full weight. 0 turns slow start off.
+ * @param hashKey Consistent-hash key: client-ip (the client's address, read from
+ * X-Forwarded-For only behind trusted-proxies), header:NAME or cookie:NAME.
+ * @param peakEwma Peak-EWMA settings.
  */
 public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm algorithm,
 		@DefaultValue("0s") Duration slowStart, @DefaultValue("client-ip") String hashKey,
-		@DefaultValue PeakEwmaProperties peakEwma) {
+		@DefaultValue @NestedConfigurationProperty PeakEwmaProperties peakEwma) {
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.

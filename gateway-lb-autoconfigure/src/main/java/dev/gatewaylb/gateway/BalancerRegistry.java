@@ -30,18 +30,18 @@ import org.springframework.http.HttpHeaders;
  * Every service's {@link Balancer}, created on a service's first request and fed the
  * instance list Spring Cloud LoadBalancer's supplier chain hands each request.
  * <p>
- * Lives in the application context, not in Spring Cloud's per-service child contexts,
- * so settings applied here reach every service at its next pick. A pick is lock-free:
- * one read of the settings, one map lookup, and, while neither the instance list nor
- * the settings changed (the supplier's cache returns the same list object), one read of
- * the current snapshot. A changed list or changed settings rebuild the balancer,
- * carrying per-endpoint state.
+ * Lives in the application context, not in Spring Cloud's per-service child contexts, so
+ * settings applied here reach every service at its next pick. A pick is lock-free: one
+ * read of the settings, one map lookup, and, while neither the instance list nor the
+ * settings changed (the supplier's cache returns the same list object), one read of the
+ * current snapshot. A changed list or changed settings rebuild the balancer, carrying
+ * per-endpoint state.
  */
 public final class BalancerRegistry {
 
 	/**
-	 * An exchange attribute that, when present, is the consistent-hash key of the
-	 * request and wins over {@code hash-key}.
+	 * An exchange attribute that, when present, is the consistent-hash key of the request
+	 * and wins over {@code hash-key}.
 	 */
 	public static final String HASH_KEY_ATTRIBUTE = BalancerRegistry.class.getName() + ".hashKey";
 
@@ -111,8 +111,8 @@ public final class BalancerRegistry {
 	}
 
 	/**
-	 * Selects an instance of a service for one request and, when the request belongs to
-	 * a gateway exchange, hands the in-flight guard to the exchange's lease.
+	 * Selects an instance of a service for one request and, when the request belongs to a
+	 * gateway exchange, hands the in-flight guard to the exchange's lease.
 	 * @param serviceId the service id
 	 * @param instances the instances the supplier chain offers
 	 * @param request the request, or {@code null}
@@ -124,9 +124,9 @@ public final class BalancerRegistry {
 		ServiceEntry entry = this.services.get(serviceId);
 		if (entry == null) {
 			// Off the hot path: computeIfAbsent allocates its lambda and may lock a bin.
-			entry = this.services.computeIfAbsent(serviceId, (id) -> new ServiceEntry(
-					new Balancer<>(current.forService(id).balancer(), this::describe, this.nanoClock,
-							ThreadLocalRandom::current)));
+			entry = this.services.computeIfAbsent(serviceId,
+					(id) -> new ServiceEntry(new Balancer<>(current.forService(id).balancer(), this::describe,
+							this.nanoClock, ThreadLocalRandom::current)));
 		}
 		ServiceEntry.View view = entry.view(serviceId, instances, current);
 		Snapshot<ServiceInstance> snapshot = view.snapshot();
@@ -141,7 +141,8 @@ public final class BalancerRegistry {
 			lease.hold(snapshot.acquire(index));
 		}
 		else {
-			// Outside a gateway exchange nothing would release the guard: count the pick only.
+			// Outside a gateway exchange nothing would release the guard: count the pick
+			// only.
 			snapshot.acquire(index).release();
 		}
 		return new DefaultResponse(snapshot.value(index));

@@ -10,12 +10,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * Finds the client's address behind trusted proxies.
  * <p>
- * Starting from the connection's peer, while the current hop is a trusted proxy, the
- * next address to the left in {@code X-Forwarded-For} becomes the current hop; the first
- * hop that is not trusted is the client. A peer outside {@code trusted-proxies} is the
- * client whatever the header says, so a client cannot choose its own hash key by
- * sending the header. An entry that is not an IP literal ends the walk at the last
- * trusted hop. This is nginx's {@code real_ip_recursive on}.
+ * Starting from the connection's peer, while the current hop is a trusted proxy, the next
+ * address to the left in {@code X-Forwarded-For} becomes the current hop; the first hop
+ * that is not trusted is the client. A peer outside {@code trusted-proxies} is the client
+ * whatever the header says, so a client cannot choose its own hash key by sending the
+ * header. An entry that is not an IP literal ends the walk at the last trusted hop. This
+ * is nginx's {@code real_ip_recursive on}.
  */
 final class ClientAddresses {
 

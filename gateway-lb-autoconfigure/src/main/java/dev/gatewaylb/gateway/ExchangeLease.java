@@ -12,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * The gateway's own load-balancer lifecycle ends a request when the upstream's headers
  * arrive and never on cancellation; this lease ends when {@link InFlightReleaseFilter}
- * sees the whole exchange finish: body written, error, or client gone. A retry's new
- * pick replaces the guard and releases the previous one.
+ * sees the whole exchange finish: body written, error, or client gone. A retry's new pick
+ * replaces the guard and releases the previous one.
  * <p>
  * Thread-safe without a lock: the current guard lives in one atomic reference, and a
  * closed lease releases any guard handed to it at once, so a pick that races a

@@ -60,8 +60,8 @@ public final class GatewayLbSettings {
 	}
 
 	static ServiceSettings map(ServiceProperties service) {
-		BalancerSettings balancer = new BalancerSettings(algorithm(service.algorithm()),
-				service.slowStart().toNanos(), service.peakEwma().decay().toNanos());
+		BalancerSettings balancer = new BalancerSettings(algorithm(service.algorithm()), service.slowStart().toNanos(),
+				service.peakEwma().decay().toNanos());
 		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()));
 	}
 

@@ -36,7 +36,8 @@ public record HashKey(Source source, String name) {
 		if (text.equals("client-ip")) {
 			return CLIENT_IP;
 		}
-		throw new IllegalArgumentException("hash-key: '" + text + "' (expected: client-ip, header:NAME or cookie:NAME)");
+		throw new IllegalArgumentException(
+				"hash-key: '" + text + "' (expected: client-ip, header:NAME or cookie:NAME)");
 	}
 
 	/**

@@ -12,12 +12,12 @@ import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Opens an {@link ExchangeLease} for every exchange routed to {@code lb://} and closes it
- * when the exchange is over: after the response body has been written, on error, and
- * when the client goes away. Closing releases the in-flight guard of the last pick.
+ * when the exchange is over: after the response body has been written, on error, and when
+ * the client goes away. Closing releases the in-flight guard of the last pick.
  * <p>
- * Ordered just outside {@link NettyWriteResponseFilter}, which writes the body, so
- * "over" includes streaming the body to the client; {@code doFinally} runs once for
- * completion, error and cancellation alike.
+ * Ordered just outside {@link NettyWriteResponseFilter}, which writes the body, so "over"
+ * includes streaming the body to the client; {@code doFinally} runs once for completion,
+ * error and cancellation alike.
  */
 public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 

@@ -21,10 +21,10 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  * gateway's load-balancer filter asks for {@code lb://<id>}.
  * <p>
  * It takes the instances from the service's {@link ServiceInstanceListSupplier} chain
- * (discovery and its cache, or whatever the user configured) and leaves the choice to
- * the {@link BalancerRegistry}, which outlives this child-context bean's configuration.
- * The supplier should offer the service's whole instance list: a supplier that filters
- * per request makes every request look like a membership change.
+ * (discovery and its cache, or whatever the user configured) and leaves the choice to the
+ * {@link BalancerRegistry}, which outlives this child-context bean's configuration. The
+ * supplier should offer the service's whole instance list: a supplier that filters per
+ * request makes every request look like a membership change.
  */
 public final class ServiceBalancer implements ReactorServiceInstanceLoadBalancer {
 

@@ -9,15 +9,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 /**
- * The configuration gateway-lb adds to every Spring Cloud LoadBalancer child context
- * (one per service id). Registered as a default configuration, it comes before Spring
- * Cloud's own {@code LoadBalancerClientConfiguration}, whose round-robin bean then
- * backs off; a balancer the user declares for a service with
+ * The configuration gateway-lb adds to every Spring Cloud LoadBalancer child context (one
+ * per service id). Registered as a default configuration, it comes before Spring Cloud's
+ * own {@code LoadBalancerClientConfiguration}, whose round-robin bean then backs off; a
+ * balancer the user declares for a service with
  * {@code @LoadBalancerClient(configuration = ...)} comes first and makes this one back
  * off.
  * <p>
- * Not a {@code @Configuration}: component scanning must never put it in the
- * application context.
+ * Not a {@code @Configuration}: component scanning must never put it in the application
+ * context.
  */
 public class ServiceBalancerConfiguration {
 

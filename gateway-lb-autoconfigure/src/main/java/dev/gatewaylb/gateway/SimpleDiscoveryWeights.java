@@ -33,7 +33,9 @@ public final class SimpleDiscoveryWeights {
 		Bindable<Map<String, List<InstanceProperties>>> declared = Bindable
 			.of(ResolvableType.forClassWithGenerics(Map.class, ResolvableType.forClass(String.class),
 					ResolvableType.forClassWithGenerics(List.class, InstanceProperties.class)));
-		Map<String, List<InstanceProperties>> services = Binder.get(environment).bind(PREFIX, declared).orElse(Map.of());
+		Map<String, List<InstanceProperties>> services = Binder.get(environment)
+			.bind(PREFIX, declared)
+			.orElse(Map.of());
 		services.forEach((service, instances) -> {
 			for (int i = 0; i < instances.size(); i++) {
 				String weight = instances.get(i).getMetadata().get(InstanceWeights.METADATA_KEY);
@@ -42,7 +44,8 @@ public final class SimpleDiscoveryWeights {
 				}
 				catch (IllegalArgumentException ex) {
 					throw new InvalidConfigurationPropertyValueException(
-							PREFIX + "." + service + "[" + i + "].metadata.weight", weight, "expected: an integer >= 0");
+							PREFIX + "." + service + "[" + i + "].metadata.weight", weight,
+							"expected: an integer >= 0");
 				}
 			}
 		});

@@ -9,10 +9,10 @@ import org.jspecify.annotations.Nullable;
  * 5.4 sends them: {@code name=value} pairs separated by {@code ;}.
  * <p>
  * Lenient and total: whatever the bytes, it returns a value or {@code null}, never
- * throws. The first pair with the name wins, across all header lines in order (a
- * browser sends the most specific cookie first; Spring's cookie map keeps the last).
- * Pairs without {@code =} are skipped, names and values are trimmed of spaces and tabs,
- * and a value in double quotes loses them.
+ * throws. The first pair with the name wins, across all header lines in order (a browser
+ * sends the most specific cookie first; Spring's cookie map keeps the last). Pairs
+ * without {@code =} are skipped, names and values are trimmed of spaces and tabs, and a
+ * value in double quotes loses them.
  *
  * @see <a href="https://www.rfc-editor.org/rfc/rfc6265#section-5.4">RFC 6265, section
  * 5.4</a>
@@ -62,7 +62,8 @@ public final class Cookies {
 				if (nameEnd - nameStart == name.length() && line.regionMatches(nameStart, name, 0, name.length())) {
 					int valueStart = skipBlanks(line, equals + 1, end);
 					int valueEnd = trimBlanks(line, valueStart, end);
-					if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"' && line.charAt(valueEnd - 1) == '"') {
+					if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"'
+							&& line.charAt(valueEnd - 1) == '"') {
 						valueStart++;
 						valueEnd--;
 					}

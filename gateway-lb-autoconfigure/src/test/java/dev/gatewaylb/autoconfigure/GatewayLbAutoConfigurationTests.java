@@ -30,7 +30,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class GatewayLbAutoConfigurationTests {
 
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class));
+		.withConfiguration(
+				AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class));
 
 	@Test
 	void balancesEveryServiceThroughTheRegistry() {
@@ -61,9 +62,11 @@ class GatewayLbAutoConfigurationTests {
 
 	@Test
 	void keepsARegistryTheUserDeclares() {
-		this.runner.withBean("myRegistry", BalancerRegistry.class,
-				() -> new BalancerRegistry(GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment())),
-						System::nanoTime))
+		this.runner
+			.withBean("myRegistry", BalancerRegistry.class,
+					() -> new BalancerRegistry(
+							GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment())),
+							System::nanoTime))
 			.run((context) -> assertThat(context).hasSingleBean(BalancerRegistry.class).hasBean("myRegistry"));
 	}
 

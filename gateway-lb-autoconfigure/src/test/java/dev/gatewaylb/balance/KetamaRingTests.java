@@ -22,8 +22,8 @@ class KetamaRingTests {
 		first.update(endpoints);
 		List<Endpoint> reversed = new ArrayList<>(endpoints);
 		Collections.reverse(reversed);
-		Balancer<Endpoint> fresh = new TestBalancers().balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH),
-				reversed);
+		Balancer<Endpoint> fresh = new TestBalancers()
+			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH), reversed);
 		assertThat(owners(first.snapshot())).isEqualTo(before);
 		assertThat(owners(fresh.snapshot())).isEqualTo(before);
 	}
@@ -41,7 +41,8 @@ class KetamaRingTests {
 
 	@Test
 	void movesAboutOneEleventhOfKeysWhenAnEleventhEndpointJoinsAndAllToIt() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH),
+		Balancer<Endpoint> balancer = this.balancers.balancer(
+				BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH),
 				TestBalancers.endpoints(1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
 		String[] before = owners(balancer.snapshot());
 		Endpoint newcomer = TestBalancers.endpoint(10, 1);

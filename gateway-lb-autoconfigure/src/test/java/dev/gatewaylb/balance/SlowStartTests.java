@@ -28,7 +28,8 @@ class SlowStartTests {
 
 	@Test
 	void rampsAnEndpointThatJoinsAServingSetInRoundRobin() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN), TestBalancers.endpoints(1, 1));
+		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN),
+				TestBalancers.endpoints(1, 1));
 		balancer.update(TestBalancers.endpoints(1, 1, 1));
 		// Weights 1,1 and 0.1 are 10,10,1 after scaling: 1 pick in 21.
 		assertThat(share(balancer, 'c', 21 * 4)).isEqualTo(4);
@@ -42,7 +43,8 @@ class SlowStartTests {
 
 	@Test
 	void doesNotRampTheFirstEndpointsOrThosePresentWhenSlowStartIsTurnedOn() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN), TestBalancers.endpoints(1, 1));
+		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN),
+				TestBalancers.endpoints(1, 1));
 		assertThat(balancer.snapshot().effectiveWeight(0)).isEqualTo(1.0);
 		Balancer<Endpoint> late = this.balancers.balancer(BalancerSettings.DEFAULTS, TestBalancers.endpoints(1, 1));
 		late.update(TestBalancers.endpoints(1, 1, 1));
@@ -53,7 +55,8 @@ class SlowStartTests {
 
 	@Test
 	void makesARampingEndpointLookBusierToLeastRequests() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.LEAST_REQUESTS), TestBalancers.endpoints(1, 1));
+		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.LEAST_REQUESTS),
+				TestBalancers.endpoints(1, 1));
 		balancer.update(TestBalancers.endpoints(1, 1, 1));
 		Snapshot<Endpoint> snapshot = balancer.snapshot();
 		LeastRequestsTests.load(snapshot, new int[] { 5, 5, 0 });
@@ -65,10 +68,12 @@ class SlowStartTests {
 
 	@Test
 	void keepsTheRampStartAcrossRebuilds() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN), TestBalancers.endpoints(1, 1));
+		Balancer<Endpoint> balancer = this.balancers.balancer(settings(Algorithm.ROUND_ROBIN),
+				TestBalancers.endpoints(1, 1));
 		balancer.update(TestBalancers.endpoints(1, 1, 1));
 		this.balancers.advanceMillis(5_000);
-		balancer.update(List.of(TestBalancers.endpoint(2, 1), TestBalancers.endpoint(0, 1), TestBalancers.endpoint(1, 1)));
+		balancer
+			.update(List.of(TestBalancers.endpoint(2, 1), TestBalancers.endpoint(0, 1), TestBalancers.endpoint(1, 1)));
 		assertThat(balancer.snapshot().effectiveWeight(0)).isCloseTo(0.5, within(1e-9));
 	}
 

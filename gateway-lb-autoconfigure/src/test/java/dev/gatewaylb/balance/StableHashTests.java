@@ -29,7 +29,8 @@ class StableHashTests {
 		for (int i = 0; i < 10_000; i++) {
 			StringBuilder text = new StringBuilder();
 			for (int j = random.nextInt(12); j > 0; j--) {
-				text.appendCodePoint(random.nextInt(4) == 0 ? random.nextInt(0x10000, 0x10ffff) : random.nextInt(0, 0x3000));
+				text.appendCodePoint(
+						random.nextInt(4) == 0 ? random.nextInt(0x10000, 0x10ffff) : random.nextInt(0, 0x3000));
 			}
 			String s = text.toString();
 			assertThat(StableHash.hash(s)).as(s).isEqualTo(StableHash.hash(s.getBytes(StandardCharsets.UTF_8)));
@@ -42,7 +43,8 @@ class StableHashTests {
 	void hashesDecimalSuffixesLikeTheirText() {
 		long prefix = StableHash.fnv1a(StableHash.FNV_OFFSET_BASIS, "10.0.0.1:8080#");
 		for (int v : new int[] { 0, 7, 10, 159, 1234567 }) {
-			assertThat(StableHash.fmix64(StableHash.fnv1aDecimal(prefix, v))).isEqualTo(StableHash.hash("10.0.0.1:8080#" + v));
+			assertThat(StableHash.fmix64(StableHash.fnv1aDecimal(prefix, v)))
+				.isEqualTo(StableHash.hash("10.0.0.1:8080#" + v));
 		}
 	}
 

@@ -7,8 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
- * Builds balancers over plain endpoints with a clock and a random source the test
- * drives.
+ * Builds balancers over plain endpoints with a clock and a random source the test drives.
  */
 final class TestBalancers {
 
@@ -17,8 +16,7 @@ final class TestBalancers {
 	final SplittableRandom random = new SplittableRandom(42);
 
 	Balancer<Endpoint> balancer(BalancerSettings settings, List<Endpoint> endpoints) {
-		Balancer<Endpoint> balancer = new Balancer<>(settings, Function.identity(), this.clock::get,
-				() -> this.random);
+		Balancer<Endpoint> balancer = new Balancer<>(settings, Function.identity(), this.clock::get, () -> this.random);
 		balancer.update(endpoints);
 		return balancer;
 	}

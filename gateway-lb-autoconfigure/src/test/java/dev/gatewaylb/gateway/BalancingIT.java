@@ -37,8 +37,9 @@ class BalancingIT {
 		TestGateway gateway = TestGateway.properties(registry);
 		gateway.route("rr").instances("rr", backends, 5, 1, 2);
 		for (String algorithm : List.of("least-requests", "power-of-two-choices", "peak-ewma", "consistent-hash")) {
-			gateway.route(algorithm).instances(algorithm, backends).set("gateway.lb.services." + algorithm + ".algorithm",
-					algorithm);
+			gateway.route(algorithm)
+				.instances(algorithm, backends)
+				.set("gateway.lb.services." + algorithm + ".algorithm", algorithm);
 		}
 		gateway.set("gateway.lb.services.consistent-hash.hash-key", "header:X-User");
 		gateway.route("by-cookie")

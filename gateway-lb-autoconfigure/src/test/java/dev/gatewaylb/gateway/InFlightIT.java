@@ -22,9 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A burst of 2000 concurrent requests, a quarter of them abandoned by the client
- * while the backend holds them: every in-flight count returns to 0, which Spring Cloud LoadBalancer's own
- * lifecycle would not do for the abandoned ones.
+ * A burst of 2000 concurrent requests, a quarter of them abandoned by the client while
+ * the backend holds them: every in-flight count returns to 0, which Spring Cloud
+ * LoadBalancer's own lifecycle would not do for the abandoned ones.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class InFlightIT {

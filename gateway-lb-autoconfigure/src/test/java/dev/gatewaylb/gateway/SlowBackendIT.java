@@ -42,8 +42,9 @@ class SlowBackendIT {
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry);
 		for (String algorithm : List.of("round-robin", "least-requests", "peak-ewma", "power-of-two-choices")) {
-			gateway.route(algorithm).instances(algorithm, backends).set("gateway.lb.services." + algorithm + ".algorithm",
-					algorithm);
+			gateway.route(algorithm)
+				.instances(algorithm, backends)
+				.set("gateway.lb.services." + algorithm + ".algorithm", algorithm);
 		}
 	}
 
@@ -87,6 +88,5 @@ class SlowBackendIT {
 				.collect(Collectors.groupingBy(GatewayClient.Answer::backend, Collectors.counting()));
 		}
 	}
-
 
 }
