@@ -2,12 +2,18 @@ package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.GatewayLbPropertiesBinder;
+import java.security.SecureRandom;
+
 import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.GatewayLbRefresher;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.LatencyRecordingFilter;
+import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.SimpleDiscoveryWeights;
+import dev.gatewaylb.gateway.SplitFilter;
+import dev.gatewaylb.split.AffinityCookie;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -16,7 +22,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 /**
@@ -35,10 +43,21 @@ public final class GatewayLbAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	BalancerRegistry gatewayLbBalancerRegistry(Environment environment) {
+	LiveSettings gatewayLbLiveSettings(Environment environment) {
 		GatewayLbProperties properties = GatewayLbPropertiesBinder.bind(environment);
 		SimpleDiscoveryWeights.validate(environment);
-		return new BalancerRegistry(GatewayLbSettings.from(properties), System::nanoTime);
+		return new LiveSettings(GatewayLbSettings.from(properties));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	BalancerRegistry gatewayLbBalancerRegistry(LiveSettings settings) {
+		return new BalancerRegistry(settings, System::nanoTime);
+	}
+
+	@Bean
+	SplitFilter gatewayLbSplitFilter(LiveSettings settings) {
+		return new SplitFilter(settings, new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()));
 	}
 
 	@Bean
@@ -55,6 +74,17 @@ public final class GatewayLbAutoConfiguration {
 	@Bean
 	LatencyRecordingFilter gatewayLbLatencyRecordingFilter(BalancerRegistry registry) {
 		return new LatencyRecordingFilter(registry);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(EnvironmentChangeEvent.class)
+	static class RefreshConfiguration {
+
+		@Bean
+		GatewayLbRefresher gatewayLbRefresher(Environment environment, LiveSettings settings) {
+			return new GatewayLbRefresher(environment, settings);
+		}
+
 	}
 
 }

@@ -17,22 +17,30 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param defaults Settings of every service, unless overridden under services.
  * @param services Per-service settings, keyed by the service id of lb://id routes. Each
  * key not set falls back to the same key under defaults.
+ * @param splits Traffic splits, keyed by the name routes use in lb://name.
  * @param trustedProxies Networks (IP addresses or CIDRs) whose X-Forwarded-For header is
  * believed when the client address is the consistent-hash key.
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		@DefaultValue @NestedConfigurationProperty ServiceProperties defaults,
-		@Nullable Map<String, ServiceProperties> services, @Nullable List<Cidr> trustedProxies) {
+		@Nullable Map<String, ServiceProperties> services, @Nullable Map<String, SplitProperties> splits,
+		@Nullable List<Cidr> trustedProxies) {
 
 	public GatewayLbProperties {
 		services = (services != null) ? Map.copyOf(services) : Map.of();
+		splits = (splits != null) ? Map.copyOf(splits) : Map.of();
 		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
 	}
 
 	@Override
 	public Map<String, ServiceProperties> services() {
 		return (this.services != null) ? this.services : Map.of();
+	}
+
+	@Override
+	public Map<String, SplitProperties> splits() {
+		return (this.splits != null) ? this.splits : Map.of();
 	}
 
 	@Override

@@ -40,7 +40,7 @@ public final class GatewayLbPropertiesBinder {
 			services.put(id,
 					merged.bindOrCreate(serviceName(id), Bindable.of(ServiceProperties.class), BindHandler.DEFAULT));
 		}
-		return new GatewayLbProperties(root.enabled(), root.defaults(), services, root.trustedProxies());
+		return new GatewayLbProperties(root.enabled(), root.defaults(), services, root.splits(), root.trustedProxies());
 	}
 
 	private static ConfigurationPropertyName serviceName(String id) {

@@ -53,33 +53,17 @@ public final class BalancerRegistry {
 
 	private final LongSupplier nanoClock;
 
-	private volatile GatewayLbSettings settings;
+	private final LiveSettings settings;
 
 	/**
-	 * Creates a registry.
-	 * @param settings the initial settings
+	 * Creates a registry. A service rebuilds at its first pick after the live settings
+	 * changed, if its own settings did.
+	 * @param settings the settings in force, read at every pick
 	 * @param nanoClock a monotonic clock in nanoseconds
 	 */
-	public BalancerRegistry(GatewayLbSettings settings, LongSupplier nanoClock) {
+	public BalancerRegistry(LiveSettings settings, LongSupplier nanoClock) {
 		this.settings = Objects.requireNonNull(settings, "settings");
 		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-	}
-
-	/**
-	 * Returns the settings in force.
-	 * @return the settings
-	 */
-	public GatewayLbSettings settings() {
-		return this.settings;
-	}
-
-	/**
-	 * Puts new settings in force; every service rebuilds at its next pick if its own
-	 * settings changed.
-	 * @param settings the settings
-	 */
-	public void apply(GatewayLbSettings settings) {
-		this.settings = Objects.requireNonNull(settings, "settings");
 	}
 
 	/**
@@ -120,7 +104,7 @@ public final class BalancerRegistry {
 	 */
 	public Response<ServiceInstance> choose(String serviceId, List<ServiceInstance> instances,
 			@Nullable RequestData request) {
-		GatewayLbSettings current = this.settings;
+		GatewayLbSettings current = this.settings.get();
 		ServiceEntry entry = this.services.get(serviceId);
 		if (entry == null) {
 			// Off the hot path: computeIfAbsent allocates its lambda and may lock a bin.

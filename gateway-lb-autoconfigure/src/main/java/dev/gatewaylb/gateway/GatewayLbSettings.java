@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -11,6 +12,12 @@ import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.config.SplitProperties;
+import dev.gatewaylb.config.StickyProperties;
+import dev.gatewaylb.split.Split;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
  * The runtime form of {@code gateway.lb}: immutable, built once per configuration
@@ -23,23 +30,32 @@ public final class GatewayLbSettings {
 
 	private final Map<String, ServiceSettings> services;
 
+	private final Map<String, SplitSettings> splits;
+
 	private final List<Cidr> trustedProxies;
 
-	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services, List<Cidr> trustedProxies) {
+	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services,
+			Map<String, SplitSettings> splits, List<Cidr> trustedProxies) {
 		this.defaults = defaults;
 		this.services = Map.copyOf(services);
+		this.splits = Map.copyOf(splits);
 		this.trustedProxies = List.copyOf(trustedProxies);
 	}
 
 	/**
-	 * Maps bound properties to runtime settings.
+	 * Maps bound properties to runtime settings and checks the rules that span entries.
 	 * @param properties the properties, each service merged over the defaults
 	 * @return the settings
+	 * @throws InvalidConfigurationPropertyValueException naming the property when a split
+	 * has no positive weight, targets another split, or shares its name with a service
+	 * entry
 	 */
 	public static GatewayLbSettings from(GatewayLbProperties properties) {
 		Map<String, ServiceSettings> services = new HashMap<>();
 		properties.services().forEach((id, service) -> services.put(normalize(id), map(service)));
-		return new GatewayLbSettings(map(properties.defaults()), services, properties.trustedProxies());
+		Map<String, SplitSettings> splits = new HashMap<>();
+		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
+		return new GatewayLbSettings(map(properties.defaults()), services, splits, properties.trustedProxies());
 	}
 
 	/**
@@ -49,6 +65,23 @@ public final class GatewayLbSettings {
 	 */
 	public ServiceSettings forService(String serviceId) {
 		return this.services.getOrDefault(normalize(serviceId), this.defaults);
+	}
+
+	/**
+	 * Returns the split called {@code name}.
+	 * @param name the host of an {@code lb://} URI
+	 * @return the split, or {@code null} when {@code name} is not a split
+	 */
+	public @Nullable SplitSettings split(String name) {
+		return this.splits.get(normalize(name));
+	}
+
+	/**
+	 * Returns every split by its lower-case name.
+	 * @return the splits
+	 */
+	public Map<String, SplitSettings> splits() {
+		return this.splits;
 	}
 
 	/**
@@ -63,6 +96,36 @@ public final class GatewayLbSettings {
 		BalancerSettings balancer = new BalancerSettings(algorithm(service.algorithm()), service.slowStart().toNanos(),
 				service.peakEwma().decay().toNanos());
 		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()));
+	}
+
+	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {
+		String key = "gateway.lb.splits." + name;
+		if (properties.services().keySet().stream().anyMatch(name::equalsIgnoreCase)) {
+			throw new InvalidConfigurationPropertyValueException(key, name,
+					"a split cannot share its name with an entry of gateway.lb.services");
+		}
+		List<Split.Target> targets = new ArrayList<>();
+		split.targets().forEach((service, weight) -> {
+			if (properties.splits().keySet().stream().anyMatch(service::equalsIgnoreCase)) {
+				throw new InvalidConfigurationPropertyValueException(key + ".targets." + service, service,
+						"a split cannot target another split");
+			}
+			targets.add(new Split.Target(service, weight));
+		});
+		Split compiled;
+		try {
+			compiled = Split.of(name, targets);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidConfigurationPropertyValueException(key + ".targets", split.targets(),
+					"expected: targets whose weights sum to more than 0");
+		}
+		StickyProperties sticky = split.sticky();
+		SplitSettings.StickyCookie cookie = (sticky != null)
+				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
+						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
+				: null;
+		return new SplitSettings(compiled, cookie, split.overrideHeader());
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {

@@ -5,6 +5,7 @@ import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.LatencyRecordingFilter;
+import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -96,6 +97,33 @@ class GatewayLbAutoConfigurationTests {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure())).contains(named).contains(value);
 		});
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					all weights 0      | gateway.lb.splits.shop.targets.a=0,gateway.lb.splits.shop.targets.b=0 | gateway.lb.splits.shop.targets | weights sum to more than 0
+					a split of a split | gateway.lb.splits.shop.targets.outer=1,gateway.lb.splits.outer.targets.x=1 | gateway.lb.splits.shop.targets.outer | cannot target another split
+					a service name     | gateway.lb.splits.catalog.targets.a=1,gateway.lb.services.catalog.algorithm=least-requests | gateway.lb.splits.catalog | cannot share its name
+					a bad cookie name  | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=my cookie | gateway.lb.splits.shop.sticky | 'my cookie'
+					a negative weight  | gateway.lb.splits.shop.targets.a=-3 | gateway.lb.splits.shop | targets.a: -3 (expected: >= 0)
+					a bad same-site    | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=c,gateway.lb.splits.shop.sticky.same-site=sometimes | gateway.lb.splits.shop.sticky.same-site | sometimes
+					a negative max-age | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=c,gateway.lb.splits.shop.sticky.max-age=-1s | gateway.lb.splits.shop.sticky | max-age: -1s
+					no targets         | gateway.lb.splits.shop.override-header=X-Target | gateway.lb.splits.shop.targets | weights sum to more than 0
+					""")
+	void failsStartUpOnAnInvalidSplitNamingTheProperty(String mistake, String properties, String named, String reason) {
+		this.runner.withPropertyValues(properties.split(",")).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).contains(named).contains(reason);
+		});
+	}
+
+	@Test
+	void acceptsASplitToServicesDiscoveryDoesNotKnowYetAndAWeightOfZero() {
+		this.runner
+			.withPropertyValues("gateway.lb.splits.shop.targets.shop-blue=0",
+					"gateway.lb.splits.shop.targets.shop-green=100")
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 	@Test

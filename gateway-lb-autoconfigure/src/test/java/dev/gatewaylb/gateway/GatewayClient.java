@@ -1,6 +1,7 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import reactor.core.publisher.Mono;
@@ -32,8 +33,8 @@ final class GatewayClient implements AutoCloseable {
 			.uri(path)
 			.responseSingle((response, body) -> body.asString()
 				.defaultIfEmpty("")
-				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"),
-						text)));
+				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
+						response.responseHeaders().getAll("Set-Cookie"))));
 	}
 
 	Answer getNow(String path) {
@@ -49,7 +50,7 @@ final class GatewayClient implements AutoCloseable {
 		this.connections.disposeLater().block(Duration.ofSeconds(10));
 	}
 
-	record Answer(int status, String backend, String body) {
+	record Answer(int status, String backend, String body, List<String> setCookies) {
 	}
 
 }

@@ -1,0 +1,67 @@
+package dev.gatewaylb.gateway;
+
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link GatewayLbSettings} in force, swapped whole by a refresh and read by every
+ * pick and every split: one volatile read, no lock. A rejected refresh leaves the
+ * settings as they were and keeps its error until a later refresh succeeds.
+ */
+public final class LiveSettings {
+
+	private volatile State state;
+
+	/**
+	 * Starts with the settings bound at start-up, generation 1.
+	 * @param initial the settings
+	 */
+	public LiveSettings(GatewayLbSettings initial) {
+		this.state = new State(Objects.requireNonNull(initial, "initial"), 1, null);
+	}
+
+	/**
+	 * Returns the settings in force.
+	 * @return the settings
+	 */
+	public GatewayLbSettings get() {
+		return this.state.settings;
+	}
+
+	/**
+	 * Returns how many settings have been in force, 1 for those bound at start-up.
+	 * @return the generation
+	 */
+	public long generation() {
+		return this.state.generation;
+	}
+
+	/**
+	 * Returns why the last refresh was rejected.
+	 * @return the error, or {@code null} when the last refresh succeeded
+	 */
+	public @Nullable String lastError() {
+		return this.state.lastError;
+	}
+
+	/**
+	 * Puts new settings in force and clears the last error.
+	 * @param settings the settings
+	 */
+	public synchronized void apply(GatewayLbSettings settings) {
+		this.state = new State(Objects.requireNonNull(settings, "settings"), this.state.generation + 1, null);
+	}
+
+	/**
+	 * Records a rejected refresh; the settings in force stay.
+	 * @param error the property, value and reason
+	 */
+	public synchronized void reject(String error) {
+		this.state = new State(this.state.settings, this.state.generation, error);
+	}
+
+	private record State(GatewayLbSettings settings, long generation, @Nullable String lastError) {
+	}
+
+}

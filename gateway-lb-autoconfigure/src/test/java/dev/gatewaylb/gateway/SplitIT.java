@@ -1,0 +1,213 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import dev.gatewaylb.split.AffinityCookie;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Canary and blue-green splits in front of real backends.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class SplitIT {
+
+	static final List<TestBackend> stable = List.of(TestBackend.start("stable-1"), TestBackend.start("stable-2"));
+
+	static final List<TestBackend> canary = List.of(TestBackend.start("canary-1"), TestBackend.start("canary-2"));
+
+	static final List<TestBackend> blue = List.of(TestBackend.start("blue"));
+
+	static final List<TestBackend> green = List.of(TestBackend.start("green"));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("shop")
+			.instances("shop-stable", stable)
+			.instances("shop-canary", canary)
+			.set("gateway.lb.splits.shop.targets.shop-stable", 90)
+			.set("gateway.lb.splits.shop.targets.shop-canary", 10)
+			.set("gateway.lb.splits.shop.sticky.cookie", "GWLB_AFFINITY")
+			.set("gateway.lb.splits.shop.sticky.max-age", "1h")
+			.set("gateway.lb.splits.shop.sticky.same-site", "strict")
+			.set("gateway.lb.splits.shop.override-header", "X-Gateway-Target")
+			.route("flip")
+			.instances("flip-blue", blue)
+			.instances("flip-green", green)
+			.set("gateway.lb.splits.flip.targets.flip-blue", 100)
+			.set("gateway.lb.splits.flip.targets.flip-green", 0)
+			.route("pinned")
+			.instances("pinned-all", List.of(stable.get(0), stable.get(1), canary.get(0), canary.get(1)))
+			.set("gateway.lb.services.pinned-all.algorithm", "consistent-hash")
+			.set("gateway.lb.splits.pinned.targets.pinned-all", 1)
+			.set("gateway.lb.splits.pinned.sticky.cookie", "PIN");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	@Autowired
+	LiveSettings settings;
+
+	GatewayClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = new GatewayClient(this.port);
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.client.close();
+		if (this.context.getEnvironment().getPropertySources().remove("refreshed") != null) {
+			refresh();
+		}
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(stable, canary, blue, green).forEach((backends) -> backends.forEach(TestBackend::close));
+	}
+
+	@Test
+	void splitsRequestsWithoutACookieWithinThreeStandardDeviations() {
+		List<GatewayClient.Answer> answers = Flux.range(0, 2_000)
+			.flatMap((i) -> this.client.get("/shop/", Map.of()), 16)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		long toCanary = answers.stream().filter((answer) -> answer.backend().startsWith("canary")).count();
+		double sigma = Math.sqrt(2_000 * 0.1 * 0.9);
+		assertThat((double) toCanary).isBetween(200 - 3 * sigma, 200 + 3 * sigma);
+		assertThat(answers).allSatisfy((answer) -> {
+			assertThat(answer.status()).isEqualTo(200);
+			assertThat(answer.setCookies()).hasSize(1);
+			assertThat(AffinityCookie.isValid(cookieValue(answer, "GWLB_AFFINITY"))).isTrue();
+		});
+	}
+
+	@Test
+	void keepsAClientWithItsCookieOnOneTargetWithoutSettingItAgain() {
+		Map<String, Integer> targets = new HashMap<>();
+		for (int client = 0; client < 10; client++) {
+			GatewayClient.Answer first = this.client.getNow("/shop/");
+			String cookie = "GWLB_AFFINITY=" + cookieValue(first, "GWLB_AFFINITY");
+			String target = target(first);
+			for (int i = 0; i < 200; i++) {
+				GatewayClient.Answer next = this.client.getNow("/shop/", Map.of("Cookie", "theme=dark; " + cookie));
+				assertThat(target(next)).isEqualTo(target);
+				assertThat(next.setCookies()).isEmpty();
+			}
+			targets.merge(target, 1, Integer::sum);
+		}
+		assertThat(targets.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(10);
+	}
+
+	@Test
+	void setsTheCookieWithTheConfiguredAttributes() {
+		String setCookie = this.client.getNow("/shop/").setCookies().get(0);
+		assertThat(setCookie)
+			.matches("GWLB_AFFINITY=[0-9a-f]{24}; Path=/; Max-Age=3600; Expires=.*; HttpOnly; SameSite=Strict");
+	}
+
+	@Test
+	void replacesAMalformedCookieValue() {
+		for (String malformed : List.of("nope", "019AD2F36C1E00000000002A", "\"\"", "x".repeat(400))) {
+			GatewayClient.Answer answer = this.client.getNow("/shop/", Map.of("Cookie", "GWLB_AFFINITY=" + malformed));
+			assertThat(answer.status()).isEqualTo(200);
+			assertThat(AffinityCookie.isValid(cookieValue(answer, "GWLB_AFFINITY"))).isTrue();
+		}
+	}
+
+	@Test
+	void followsTheOverrideHeaderForItsOwnTargetsOnly() {
+		for (int i = 0; i < 20; i++) {
+			assertThat(target(this.client.getNow("/shop/", Map.of("X-Gateway-Target", "shop-canary"))))
+				.isEqualTo("canary");
+		}
+		GatewayClient.Answer ignored = this.client.getNow("/shop/", Map.of("X-Gateway-Target", "flip-green"));
+		assertThat(ignored.status()).isEqualTo(200);
+		assertThat(ignored.backend()).matches("(stable|canary)-.");
+	}
+
+	@Test
+	void followsAWeightChangeFromTheVeryNextRequestAfterARefresh() {
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.client.getNow("/flip/").backend()).isEqualTo("blue");
+		}
+		long generation = this.settings.generation();
+		refresh(Map.of("gateway.lb.splits.flip.targets.flip-blue", 0, "gateway.lb.splits.flip.targets.flip-green",
+				100));
+		assertThat(this.settings.generation()).isEqualTo(generation + 1);
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.client.getNow("/flip/").backend()).isEqualTo("green");
+		}
+	}
+
+	@Test
+	void rejectsAnInvalidRefreshWholeAndKeepsServing() {
+		long generation = this.settings.generation();
+		refresh(Map.of("gateway.lb.splits.flip.targets.flip-blue", 0, "gateway.lb.splits.flip.targets.flip-green", 0));
+		assertThat(this.settings.generation()).isEqualTo(generation);
+		assertThat(this.settings.lastError()).contains("gateway.lb.splits.flip.targets");
+		assertThat(this.client.getNow("/flip/").backend()).isEqualTo("blue");
+	}
+
+	@Test
+	void pinsOneEndpointPerCookieWhenTheTargetHashesConsistently() {
+		Set<String> endpoints = new HashSet<>();
+		for (int session = 0; session < 30; session++) {
+			GatewayClient.Answer first = this.client.getNow("/pinned/");
+			String cookie = "PIN=" + cookieValue(first, "PIN");
+			for (int i = 0; i < 20; i++) {
+				assertThat(this.client.getNow("/pinned/", Map.of("Cookie", cookie)).backend())
+					.isEqualTo(first.backend());
+			}
+			endpoints.add(first.backend());
+		}
+		assertThat(endpoints).hasSizeGreaterThanOrEqualTo(2);
+	}
+
+	private void refresh(Map<String, Object> properties) {
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("refreshed", properties));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
+	}
+
+	private void refresh() {
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, Set.of("gateway.lb.splits")));
+	}
+
+	private static String target(GatewayClient.Answer answer) {
+		return answer.backend().substring(0, answer.backend().indexOf('-'));
+	}
+
+	private static String cookieValue(GatewayClient.Answer answer, String name) {
+		assertThat(answer.setCookies()).isNotEmpty();
+		String setCookie = answer.setCookies().get(0);
+		assertThat(setCookie).startsWith(name + "=");
+		return setCookie.substring(name.length() + 1, setCookie.indexOf(';'));
+	}
+
+}
