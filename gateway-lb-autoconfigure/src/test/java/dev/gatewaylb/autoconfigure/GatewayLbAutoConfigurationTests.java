@@ -66,7 +66,8 @@ class GatewayLbAutoConfigurationTests {
 		this.runner
 			.withBean("myRegistry", BalancerRegistry.class,
 					() -> new BalancerRegistry(
-							GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment())),
+							new LiveSettings(
+									GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment()))),
 							System::nanoTime))
 			.run((context) -> assertThat(context).hasSingleBean(BalancerRegistry.class).hasBean("myRegistry"));
 	}
