@@ -76,6 +76,34 @@ class SampleGatewayIT {
 	}
 
 	@Test
+	void shopRouteSendsAboutOneNewClientInTenToTheCanary() {
+		int requests = 1_000;
+		long canary = IntStream.range(0, requests).mapToObj((i) -> backend("/shop/")).filter("gamma"::equals).count();
+		double sigma = Math.sqrt(requests * 0.1 * 0.9);
+		assertThat((double) canary).isBetween(requests * 0.1 - 3 * sigma, requests * 0.1 + 3 * sigma);
+	}
+
+	@Test
+	void shopRouteKeepsAClientWithItsCookieOnOneVersion() {
+		for (int client = 0; client < 20; client++) {
+			EntityExchangeResult<String> first = this.client.get()
+				.uri("/shop/")
+				.exchange()
+				.expectBody(String.class)
+				.returnResult();
+			String cookie = first.getResponseCookies().getFirst("GWLB_AFFINITY").getValue();
+			boolean canary = "gamma".equals(first.getResponseHeaders().getFirst("X-Backend"));
+			for (int i = 0; i < 20; i++) {
+				String backend = backend("/shop/",
+						(headers) -> headers.set(HttpHeaders.COOKIE, "GWLB_AFFINITY=" + cookie));
+				assertThat("gamma".equals(backend)).as("client %d request %d went to %s", client, i, backend)
+					.isEqualTo(canary);
+			}
+		}
+		assertThat(backend("/shop/", (headers) -> headers.set("X-Gateway-Target", "shop-canary"))).isEqualTo("gamma");
+	}
+
+	@Test
 	void leastRouteAnswersFromOneOfTheBackends() {
 		assertThat(backend("/least/")).isIn(BACKENDS);
 	}
