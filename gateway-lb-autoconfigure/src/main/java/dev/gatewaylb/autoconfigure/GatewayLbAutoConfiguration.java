@@ -8,6 +8,7 @@ import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbRefresher;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.InstanceCacheEviction;
 import dev.gatewaylb.gateway.LatencyRecordingFilter;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
@@ -15,12 +16,14 @@ import dev.gatewaylb.gateway.SimpleDiscoveryWeights;
 import dev.gatewaylb.gateway.SplitFilter;
 import dev.gatewaylb.split.AffinityCookie;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.annotation.Bean;
@@ -83,6 +86,14 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		GatewayLbRefresher gatewayLbRefresher(Environment environment, LiveSettings settings) {
 			return new GatewayLbRefresher(environment, settings);
+		}
+
+		@Bean
+		InstanceCacheEviction gatewayLbInstanceCacheEviction(BeanFactory beanFactory) {
+			// Spring Cloud declares its cache manager with autowireCandidate = false, so
+			// that it never becomes the application's CacheManager; an injected provider
+			// cannot see it, a lookup in the bean factory can (as its own builder does).
+			return new InstanceCacheEviction(beanFactory.getBeanProvider(LoadBalancerCacheManager.class));
 		}
 
 	}

@@ -4,6 +4,7 @@ import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.InstanceCacheEviction;
 import dev.gatewaylb.gateway.LatencyRecordingFilter;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancer;
@@ -18,6 +19,7 @@ import org.springframework.boot.test.context.runner.ReactiveWebApplicationContex
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerCacheAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
@@ -44,6 +46,12 @@ class GatewayLbAutoConfigurationTests {
 			assertThat(factory.getInstance("catalog", ReactorServiceInstanceLoadBalancer.class))
 				.isInstanceOf(ServiceBalancer.class);
 		});
+	}
+
+	@Test
+	void evictsTheInstanceCacheOnDiscoveryEvents() {
+		this.runner.withConfiguration(AutoConfigurations.of(LoadBalancerCacheAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasSingleBean(InstanceCacheEviction.class));
 	}
 
 	@Test
