@@ -59,6 +59,17 @@ public final class InFlightGuard {
 	}
 
 	/**
+	 * Records a failed attempt (connect error, reset, timeout) for peak EWMA: the
+	 * endpoint's latency average becomes at least {@code floorNanos}. A failure that is
+	 * fast must not make an endpoint look fast.
+	 * @param floorNanos the latency a failure counts as at least
+	 * @param nowNanos the balancer clock's current time
+	 */
+	public void recordFailure(long floorNanos, long nowNanos) {
+		this.endpoint.latency.observeFailure(Math.max(floorNanos, nowNanos - this.startNanos), nowNanos);
+	}
+
+	/**
 	 * Lowers the endpoint's in-flight count, the first time only.
 	 * @return whether this call released the guard
 	 */

@@ -19,9 +19,10 @@ import org.jspecify.annotations.Nullable;
  * {@link StableHash} of its UTF-8 bytes, and points are ordered as signed 64-bit
  * integers; equal points (a 64-bit collision) are ordered by address, then {@code v}.
  * <p>
- * A ring over {@value #MAX_POINTS} points has its points per unit of weight scaled down
- * to fit. A request without a key falls back to round-robin. Slow start does not apply: a
- * ring that changed with each ramp step would move keys, and stable keys are the point.
+ * A ring that would exceed {@value #MAX_POINTS} points gets fewer points per unit of
+ * weight, the same factor for every endpoint (at least one point each). A request without
+ * a key falls back to round-robin. Slow start does not apply: a ring that changed with
+ * each ramp step would move keys, and stable keys are the point.
  *
  * @see <a href="https://github.com/RJ/ketama">ketama</a>
  */
@@ -44,15 +45,14 @@ final class KetamaRing implements Strategy {
 		for (int index : members.eligible) {
 			totalWeight += endpoints[index].weight();
 		}
-		long perWeight = POINTS_PER_WEIGHT;
-		if (totalWeight * perWeight > MAX_POINTS) {
-			perWeight = Math.max(1, MAX_POINTS / totalWeight);
-		}
+		// Over the cap, every endpoint keeps its share: points = weight x a smaller
+		// factor (at least one point each).
+		double perWeight = Math.min(POINTS_PER_WEIGHT, (double) MAX_POINTS / Math.max(1, totalWeight));
 		List<Point> ring = new ArrayList<>();
 		for (int index : members.eligible) {
 			String address = endpoints[index].address();
 			long prefix = StableHash.fnv1a(StableHash.fnv1a(StableHash.FNV_OFFSET_BASIS, address), '#');
-			long count = Math.min(perWeight * endpoints[index].weight(), MAX_POINTS);
+			long count = Math.max(1, Math.round(perWeight * endpoints[index].weight()));
 			for (int v = 0; v < count; v++) {
 				ring.add(new Point(StableHash.fmix64(StableHash.fnv1aDecimal(prefix, v)), address, v, index));
 			}

@@ -34,10 +34,30 @@ final class PeakEwma {
 		long next;
 		do {
 			prev = this.packed.get();
-			double cost = decayed(prev, nowMillis, decayNanos);
-			double updated = (sample > cost) ? sample
-					: cost + (sample - cost) * (1 - weight(prev, nowMillis, decayNanos));
+			// Finagle's update: a slower sample than the stored average replaces it; a
+			// faster one is blended in with the weight the elapsed time gives it.
+			double cost = Float.intBitsToFloat((int) (prev >>> 32));
+			double w = weight(prev, nowMillis, decayNanos);
+			double updated = (sample > cost) ? sample : cost * w + sample * (1 - w);
 			next = pack((float) updated, nowMillis);
+		}
+		while (!this.packed.compareAndSet(prev, next));
+	}
+
+	/**
+	 * Raises the average to at least {@code floorNanos}, as after a failed attempt.
+	 */
+	void observeFailure(long floorNanos, long nowNanos) {
+		int nowMillis = millis(nowNanos);
+		long prev;
+		long next;
+		do {
+			prev = this.packed.get();
+			double cost = Float.intBitsToFloat((int) (prev >>> 32));
+			if (cost >= floorNanos) {
+				return;
+			}
+			next = pack((float) floorNanos, nowMillis);
 		}
 		while (!this.packed.compareAndSet(prev, next));
 	}

@@ -35,7 +35,7 @@ final class SmoothWeightedRoundRobin implements Strategy {
 	/**
 	 * Most period x distinct-weight steps a table build may take.
 	 */
-	static final long MAX_BUILD_STEPS = 200_000_000L;
+	static final long MAX_BUILD_STEPS = 20_000_000L;
 
 	static final int RAMP_STEPS = 20;
 
@@ -51,6 +51,11 @@ final class SmoothWeightedRoundRobin implements Strategy {
 	private final AtomicLong ticket;
 
 	private volatile Table table;
+
+	/**
+	 * Set while one pick rebuilds an expired ramp table; the others keep the old one.
+	 */
+	private final java.util.concurrent.atomic.AtomicBoolean rebuilding = new java.util.concurrent.atomic.AtomicBoolean();
 
 	SmoothWeightedRoundRobin(Members members, AtomicLong ticket) {
 		this.members = members;
@@ -76,10 +81,18 @@ final class SmoothWeightedRoundRobin implements Strategy {
 		if (now - current.expiresAtNanos < 0) {
 			return current;
 		}
-		// Two picks may both rebuild; both tables are equal and either may win.
-		Table next = buildTable(this.members.rampingAt(now) ? now : NEVER);
-		this.table = next;
-		return next;
+		if (!this.rebuilding.compareAndSet(false, true)) {
+			// Another pick is building the next step; the current one is a step old.
+			return current;
+		}
+		try {
+			Table next = buildTable(this.members.rampingAt(now) ? now : NEVER);
+			this.table = next;
+			return next;
+		}
+		finally {
+			this.rebuilding.set(false);
+		}
 	}
 
 	/**

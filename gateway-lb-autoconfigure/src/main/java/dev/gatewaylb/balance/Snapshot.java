@@ -40,6 +40,28 @@ public final class Snapshot<T> {
 	}
 
 	/**
+	 * Selects an endpoint of weight above 0 uniformly at random, for callers that cannot
+	 * report when a request ends: the load-aware algorithms would see every endpoint idle
+	 * and herd them onto one. Takes no lock and allocates nothing.
+	 * @return the endpoint's index, or -1 when the set has no endpoint of weight above 0
+	 */
+	public int selectUniformly() {
+		int[] eligible = this.members.eligible;
+		return (eligible.length == 0) ? -1 : eligible[this.members.random.get().nextInt(eligible.length)];
+	}
+
+	/**
+	 * Returns whether the algorithm needs in-flight counts or latency samples, which only
+	 * callers that report a request's end provide.
+	 * @return whether the algorithm is load-aware
+	 */
+	public boolean isLoadAware() {
+		Algorithm algorithm = this.members.settings.algorithm();
+		return algorithm == Algorithm.LEAST_REQUESTS || algorithm == Algorithm.POWER_OF_TWO_CHOICES
+				|| algorithm == Algorithm.PEAK_EWMA;
+	}
+
+	/**
 	 * Counts a pick of endpoint {@code index} and raises its in-flight count until the
 	 * returned guard is released.
 	 * @param index an index from {@link #select}

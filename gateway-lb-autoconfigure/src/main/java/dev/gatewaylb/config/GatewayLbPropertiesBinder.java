@@ -1,6 +1,6 @@
 package dev.gatewaylb.config;
 
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.bind.BindException;
@@ -8,7 +8,6 @@ import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
-import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.core.env.Environment;
@@ -34,20 +33,12 @@ public final class GatewayLbPropertiesBinder {
 		PropertySourcesPlaceholdersResolver placeholders = new PropertySourcesPlaceholdersResolver(environment);
 		GatewayLbProperties root = new Binder(sources, placeholders).bindOrCreate("gateway.lb",
 				Bindable.of(GatewayLbProperties.class));
-		Binder merged = new Binder(java.util.List.of(new ServiceDefaultsPropertySource(sources)), placeholders);
-		Map<String, ServiceProperties> services = new LinkedHashMap<>();
-		for (String id : root.services().keySet()) {
-			services.put(id,
-					merged.bindOrCreate(serviceName(id), Bindable.of(ServiceProperties.class), BindHandler.DEFAULT));
-		}
+		Binder merged = new Binder(List.of(new ServiceDefaultsPropertySource(sources)), placeholders);
+		Map<String, ServiceProperties> services = merged
+			.bind(ServiceDefaultsPropertySource.SERVICES, Bindable.mapOf(String.class, ServiceProperties.class),
+					BindHandler.DEFAULT)
+			.orElse(Map.of());
 		return new GatewayLbProperties(root.enabled(), root.defaults(), services, root.splits(), root.trustedProxies());
-	}
-
-	private static ConfigurationPropertyName serviceName(String id) {
-		ConfigurationPropertyName services = ServiceDefaultsPropertySource.SERVICES;
-		ConfigurationPropertyName element = ConfigurationPropertyName.ofIfValid(id);
-		return (element != null && element.getNumberOfElements() == 1) ? services.append(element)
-				: ConfigurationPropertyName.of(services + "[" + id + "]");
 	}
 
 }

@@ -1,19 +1,28 @@
 package dev.gatewaylb.config;
 
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyState;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 
 /**
  * Presents {@code gateway.lb.defaults.*} under every {@code gateway.lb.services.<id>.*}
  * that does not set the key itself, so that binding one service yields its merged
  * settings. A collection is taken whole: a service that sets any element of a list does
  * not inherit the other elements from the defaults.
+ * <p>
+ * Iterable, listing the names of the sources it wraps, so that binding the
+ * {@code services} map finds every service key exactly as the user spelled it
+ * ({@code CATALOG}, {@code my_svc}, {@code [a.b]}) and binds its value through the
+ * fallback.
  */
-final class ServiceDefaultsPropertySource implements ConfigurationPropertySource {
+final class ServiceDefaultsPropertySource implements IterableConfigurationPropertySource {
 
 	static final ConfigurationPropertyName SERVICES = ConfigurationPropertyName.of("gateway.lb.services");
 
@@ -33,6 +42,15 @@ final class ServiceDefaultsPropertySource implements ConfigurationPropertySource
 		}
 		ConfigurationPropertyName fallback = defaultsName(name);
 		return (fallback != null && !setsEnclosingCollection(name)) ? find(fallback) : null;
+	}
+
+	@Override
+	public Stream<ConfigurationPropertyName> stream() {
+		return StreamSupport.stream(this.sources.spliterator(), false)
+			.filter(IterableConfigurationPropertySource.class::isInstance)
+			.flatMap((source) -> ((IterableConfigurationPropertySource) source).stream())
+			.filter(SERVICES::isAncestorOf)
+			.distinct();
 	}
 
 	@Override

@@ -8,6 +8,8 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 import dev.gatewaylb.balance.Algorithm;
@@ -117,7 +119,10 @@ public final class BalancerRegistry {
 		ExchangeLease lease = (request != null) ? lease(request) : null;
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH)
 				? hashKey(view.settings().hashKey(), request, lease, current) : null;
-		int index = snapshot.select(key);
+		// Outside a gateway exchange nothing reports when the request ends: load-aware
+		// algorithms would see every endpoint idle, so such picks spread uniformly, and
+		// count as picks but not as requests in flight.
+		int index = (lease == null && snapshot.isLoadAware()) ? snapshot.selectUniformly() : snapshot.select(key);
 		if (index < 0) {
 			return new EmptyResponse();
 		}
@@ -125,8 +130,6 @@ public final class BalancerRegistry {
 			lease.hold(snapshot.acquire(index));
 		}
 		else {
-			// Outside a gateway exchange nothing would release the guard: count the pick
-			// only.
 			snapshot.acquire(index).release();
 		}
 		return new DefaultResponse(snapshot.value(index));
@@ -175,36 +178,58 @@ public final class BalancerRegistry {
 
 	/**
 	 * One service's balancer and the inputs its current snapshot was built from.
+	 * <p>
+	 * The view changes by compare-and-set only, so a stale writer cannot overwrite a
+	 * newer view. One thread rebuilds at a time; while it does, other picks keep using
+	 * the previous snapshot instead of waiting on an event loop.
 	 */
 	private static final class ServiceEntry {
 
 		private final Balancer<ServiceInstance> balancer;
 
-		private volatile @Nullable View view;
+		private final AtomicReference<@Nullable View> view = new AtomicReference<>();
+
+		private final AtomicBoolean rebuilding = new AtomicBoolean();
 
 		ServiceEntry(Balancer<ServiceInstance> balancer) {
 			this.balancer = balancer;
 		}
 
 		View view(String serviceId, List<ServiceInstance> instances, GatewayLbSettings settings) {
-			View current = this.view;
-			if (current != null && current.instances == instances && current.source == settings) {
-				return current;
+			while (true) {
+				View current = this.view.get();
+				if (current != null && current.instances == instances && current.source == settings) {
+					return current;
+				}
+				ServiceSettings wanted = settings.forService(serviceId);
+				if (current != null && current.settings.equals(wanted) && current.instances.equals(instances)) {
+					// Equal inputs in new objects: remember them so the next pick takes
+					// the
+					// fast path.
+					View same = new View(instances, settings, wanted, current.snapshot);
+					if (this.view.compareAndSet(current, same)) {
+						return same;
+					}
+					continue;
+				}
+				if (!this.rebuilding.compareAndSet(false, true)) {
+					if (current != null) {
+						return current;
+					}
+					Thread.onSpinWait();
+					continue;
+				}
+				try {
+					return rebuild(this.view.get(), instances, settings, wanted);
+				}
+				finally {
+					this.rebuilding.set(false);
+				}
 			}
-			ServiceSettings wanted = settings.forService(serviceId);
-			if (current != null && current.settings.equals(wanted) && current.instances.equals(instances)) {
-				// Equal inputs in new objects: remember them so the next pick takes the
-				// fast path. A racing write of an equal view is harmless.
-				View same = new View(instances, settings, wanted, current.snapshot);
-				this.view = same;
-				return same;
-			}
-			return rebuild(instances, settings, wanted);
 		}
 
-		private synchronized View rebuild(List<ServiceInstance> instances, GatewayLbSettings source,
+		private View rebuild(@Nullable View current, List<ServiceInstance> instances, GatewayLbSettings source,
 				ServiceSettings wanted) {
-			View current = this.view;
 			Snapshot<ServiceInstance> snapshot;
 			if (current != null && current.instances.equals(instances)) {
 				snapshot = current.settings.equals(wanted) ? current.snapshot : this.balancer.update(wanted.balancer());
@@ -213,7 +238,7 @@ public final class BalancerRegistry {
 				snapshot = this.balancer.update(instances, wanted.balancer());
 			}
 			View next = new View(instances, source, wanted, snapshot);
-			this.view = next;
+			this.view.set(next);
 			return next;
 		}
 

@@ -16,7 +16,9 @@ import org.springframework.web.server.ServerWebExchange;
  * Ordered after the load-balancer filter and before the routing filter: the rest of the
  * chain completes when the routing filter has the upstream's status and headers, so the
  * sample is the upstream's time to answer, not the client's time to download. A failed
- * attempt records nothing; its in-flight request already weighed against the endpoint.
+ * attempt (connect error, reset, timeout) counts as a sample of at least one second: an
+ * endpoint that refuses connections fails fast, and must not look fast. A client that
+ * goes away records nothing; that is not the endpoint's doing.
  */
 public final class LatencyRecordingFilter implements GlobalFilter, Ordered {
 
@@ -24,6 +26,11 @@ public final class LatencyRecordingFilter implements GlobalFilter, Ordered {
 	 * After the load-balancer filter and its instance-cookie filter.
 	 */
 	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER + 2;
+
+	/**
+	 * What a failed attempt counts as at least: one second.
+	 */
+	static final long FAILURE_LATENCY_NANOS = 1_000_000_000L;
 
 	private final BalancerRegistry registry;
 
@@ -45,7 +52,9 @@ public final class LatencyRecordingFilter implements GlobalFilter, Ordered {
 		if (guard == null) {
 			return chain.filter(exchange);
 		}
-		return chain.filter(exchange).doOnSuccess((done) -> guard.recordLatency(this.registry.nanoTime()));
+		return chain.filter(exchange)
+			.doOnSuccess((done) -> guard.recordLatency(this.registry.nanoTime()))
+			.doOnError((ex) -> guard.recordFailure(FAILURE_LATENCY_NANOS, this.registry.nanoTime()));
 	}
 
 	@Override

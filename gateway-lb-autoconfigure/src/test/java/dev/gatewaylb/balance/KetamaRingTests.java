@@ -73,6 +73,19 @@ class KetamaRingTests {
 	}
 
 	@Test
+	void keepsWeightRatiosWhenTheRingWouldExceedItsPointCap() {
+		// 4,000,000 units of weight x 160 points is far over the cap; the ring is scaled
+		// down to about 1,048,576 points and keeps the 3:1 ratio.
+		Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.CONSISTENT_HASH, 3_000_000, 1_000_000)
+			.snapshot();
+		int[] counts = new int[2];
+		for (int i = 0; i < KEYS; i++) {
+			counts[snapshot.select("key-" + i)]++;
+		}
+		assertThat((double) counts[0] / counts[1]).isBetween(2.8, 3.2);
+	}
+
+	@Test
 	void fallsBackToRoundRobinWithoutAKeyAndSkipsWeightZero() {
 		Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.CONSISTENT_HASH, 2, 0, 1).snapshot();
 		assertThat(TestBalancers.picks(snapshot, 6)).isEqualTo("acaaca");

@@ -22,13 +22,32 @@ class PeakEwmaTests {
 	}
 
 	@Test
-	void movesTowardsAFasterSampleByTheElapsedShareOfTheDecay() {
+	void blendsAFasterSampleWithTheWeightTheElapsedTimeGivesIt() {
 		PeakEwma ewma = new PeakEwma();
 		ewma.observe(100 * MS, 0, DECAY);
 		ewma.observe(0, DECAY, DECAY);
-		// The old value, decayed by e^-1 over one time constant, keeps weight e^-1 again.
-		double decayed = 100 * MS * Math.exp(-1);
-		assertThat(ewma.cost(DECAY, DECAY)).isCloseTo(decayed * Math.exp(-1), within(0.01 * MS));
+		// Finagle: 100 ms * e^-1 + 0 * (1 - e^-1), decayed once, not twice.
+		assertThat(ewma.cost(DECAY, DECAY)).isCloseTo(100 * MS * Math.exp(-1), within(0.01 * MS));
+		ewma.observe(20 * MS, DECAY + DECAY / 10, DECAY);
+		double w = Math.exp(-0.1);
+		assertThat(ewma.cost(DECAY + DECAY / 10, DECAY)).isCloseTo(100 * MS * Math.exp(-1) * w + 20 * MS * (1 - w),
+				within(0.01 * MS));
+	}
+
+	@Test
+	void makesAFailedEndpointCostlyHoweverFastItFailed() {
+		Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.PEAK_EWMA, 1, 1).snapshot();
+		InFlightGuard healthy = snapshot.acquire(0);
+		InFlightGuard refused = snapshot.acquire(1);
+		this.balancers.advanceMillis(20);
+		healthy.recordLatency(this.balancers.clock.get());
+		healthy.release();
+		refused.recordFailure(1_000 * MS, this.balancers.clock.get());
+		refused.release();
+		assertThat(snapshot.state(1).latencyNanos(this.balancers.clock.get(), DECAY)).isEqualTo(1_000.0 * MS);
+		for (int i = 0; i < 100; i++) {
+			assertThat(snapshot.select(null)).isZero();
+		}
 	}
 
 	@Test

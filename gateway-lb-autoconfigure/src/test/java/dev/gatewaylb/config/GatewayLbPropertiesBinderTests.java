@@ -46,6 +46,19 @@ class GatewayLbPropertiesBinderTests {
 		assertThat(orders.slowStart()).isEqualTo(Duration.ofSeconds(30));
 	}
 
+	@Test
+	void keepsTheSettingsOfServiceKeysInAnySpelling() {
+		GatewayLbProperties properties = bind(Map.of("gateway.lb.defaults.slow-start", "7s",
+				"gateway.lb.services.CATALOG.algorithm", "least-requests", "gateway.lb.services.my_svc.algorithm",
+				"power-of-two-choices", "gateway.lb.services[a.b].algorithm", "peak-ewma"));
+		assertThat(properties.services()).containsOnlyKeys("CATALOG", "my_svc", "a.b");
+		assertThat(properties.services().get("CATALOG").algorithm()).isEqualTo(BalancingAlgorithm.LEAST_REQUESTS);
+		assertThat(properties.services().get("my_svc").algorithm()).isEqualTo(BalancingAlgorithm.POWER_OF_TWO_CHOICES);
+		assertThat(properties.services().get("a.b").algorithm()).isEqualTo(BalancingAlgorithm.PEAK_EWMA);
+		assertThat(properties.services().values())
+			.allSatisfy((service) -> assertThat(service.slowStart()).isEqualTo(Duration.ofSeconds(7)));
+	}
+
 	@ParameterizedTest(name = "{0}={1}")
 	@CsvSource(delimiter = '|', textBlock = """
 			gateway.lb.defaults.algorithm          | round-robbin | gateway.lb.defaults.algorithm
