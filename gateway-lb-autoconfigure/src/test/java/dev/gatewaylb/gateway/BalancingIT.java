@@ -48,7 +48,8 @@ class BalancingIT {
 			.set("gateway.lb.services.by-cookie.hash-key", "cookie:SESSION");
 		gateway.route("by-ip")
 			.instances("by-ip", backends)
-			.set("gateway.lb.services.by-ip.algorithm", "consistent-hash");
+			.set("gateway.lb.services.by-ip.algorithm", "consistent-hash")
+			.set("gateway.lb.trusted-proxies[0]", "127.0.0.1/32");
 		gateway.route("ghost");
 	}
 
@@ -133,13 +134,44 @@ class BalancingIT {
 	}
 
 	@Test
-	void consistentHashOnTheClientAddressKeepsOneClientOnOneBackend() {
-		String first = this.client.getNow("/by-ip/").backend();
-		for (int i = 0; i < 20; i++) {
-			// X-Forwarded-For is ignored: loopback is not a trusted proxy here.
-			assertThat(this.client.getNow("/by-ip/", Map.of("X-Forwarded-For", "198.51.100." + i)).backend())
-				.isEqualTo(first);
+	void consistentHashOnTheClientAddressBelievesForwardedForFromATrustedProxyOnly() {
+		// The test client connects from 127.0.0.1, a trusted proxy here.
+		Set<String> used = new HashSet<>();
+		for (int client = 0; client < 30; client++) {
+			Map<String, String> headers = Map.of("X-Forwarded-For", "198.51.100." + client + ", 127.0.0.1");
+			String first = this.client.getNow("/by-ip/", headers).backend();
+			for (int i = 0; i < 3; i++) {
+				assertThat(this.client.getNow("/by-ip/", headers).backend()).isEqualTo(first);
+			}
+			used.add(first);
 		}
+		assertThat(used).as("clients behind the proxy spread").hasSizeGreaterThanOrEqualTo(2);
+		String proxyItself = this.client.getNow("/by-ip/").backend();
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.client.getNow("/by-ip/").backend()).isEqualTo(proxyItself);
+		}
+	}
+
+	@Test
+	void keepsAStreamedResponseInFlightUntilItsLastChunkIsWritten() {
+		List<Integer> inFlightWhileStreaming = new java.util.ArrayList<>();
+		List<String> chunks = this.client.stream("/least-requests/stream?chunks=12&gap=100")
+			.doOnNext((chunk) -> inFlightWhileStreaming.add(inFlight("least-requests")))
+			.collectList()
+			.block(Duration.ofSeconds(30));
+		assertThat(chunks).isNotEmpty();
+		// The gateway's own lifecycle ends the request at the headers; ours at the body's
+		// end.
+		assertThat(inFlightWhileStreaming.subList(0, inFlightWhileStreaming.size() - 1)).isNotEmpty().containsOnly(1);
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(inFlight("least-requests")).isZero());
+	}
+
+	private int inFlight(String service) {
+		int total = 0;
+		for (int i = 0; i < this.registry.snapshot(service).size(); i++) {
+			total += this.registry.snapshot(service).state(i).inFlight();
+		}
+		return total;
 	}
 
 	@Test

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -35,6 +36,13 @@ final class GatewayClient implements AutoCloseable {
 				.defaultIfEmpty("")
 				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
 						response.responseHeaders().getAll("Set-Cookie"))));
+	}
+
+	/**
+	 * Sends a GET and returns the body's chunks as they arrive.
+	 */
+	Flux<String> stream(String path) {
+		return this.client.get().uri(path).responseContent().asString();
 	}
 
 	Answer getNow(String path) {

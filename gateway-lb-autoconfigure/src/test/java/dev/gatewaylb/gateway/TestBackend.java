@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -31,7 +32,16 @@ final class TestBackend implements AutoCloseable {
 		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
 			this.requests.incrementAndGet();
 			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
-			long delay = requestedDelay(request.uri(), this.delayMillis.get());
+			long delay = queryParameter(request.uri(), "delay", this.delayMillis.get());
+			long chunks = queryParameter(request.uri(), "chunks", 0);
+			if (chunks > 0) {
+				// Headers now, then one chunk per gap: a body that takes a while.
+				Duration gap = Duration.ofMillis(queryParameter(request.uri(), "gap", 100));
+				return response.header("X-Backend", name)
+					.sendString(Flux.interval(gap).take(chunks).map((i) -> name + i + "\n"))
+					.then()
+					.doFinally((signal) -> this.active.decrementAndGet());
+			}
 			Mono<Void> answer = response.header("X-Backend", name)
 				.header("Content-Type", "text/plain")
 				.sendString(Mono.just(name))
@@ -42,15 +52,15 @@ final class TestBackend implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the {@code delay} query parameter in milliseconds, or the default.
+	 * Returns a numeric query parameter, or the default.
 	 */
-	private static long requestedDelay(String uri, long otherwise) {
-		int at = uri.indexOf("delay=");
+	private static long queryParameter(String uri, String name, long otherwise) {
+		int at = uri.indexOf(name + "=");
 		if (at < 0) {
 			return otherwise;
 		}
 		int end = uri.indexOf('&', at);
-		return Long.parseLong(uri.substring(at + "delay=".length(), (end < 0) ? uri.length() : end));
+		return Long.parseLong(uri.substring(at + name.length() + 1, (end < 0) ? uri.length() : end));
 	}
 
 	static TestBackend start(String name) {
