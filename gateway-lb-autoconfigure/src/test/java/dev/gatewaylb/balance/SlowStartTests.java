@@ -32,7 +32,11 @@ class SlowStartTests {
 				TestBalancers.endpoints(1, 1));
 		balancer.update(TestBalancers.endpoints(1, 1, 1));
 		// Weights 1,1 and 0.1 are 10,10,1 after scaling: 1 pick in 21.
+		assertThat(balancer.snapshot().effectiveWeight(2)).isEqualTo(0.1);
 		assertThat(share(balancer, 'c', 21 * 4)).isEqualTo(4);
+		this.balancers.advanceMillis(2_500);
+		assertThat(balancer.snapshot().effectiveWeight(2)).isEqualTo(0.25);
+		this.balancers.advanceMillis(-2_500);
 		this.balancers.advanceMillis(5_000);
 		// 1,1,0.5: 1 in 5.
 		assertThat(share(balancer, 'c', 5 * 4)).isEqualTo(4);

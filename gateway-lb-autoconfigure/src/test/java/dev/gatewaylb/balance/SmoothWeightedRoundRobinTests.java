@@ -103,23 +103,49 @@ class SmoothWeightedRoundRobinTests {
 	}
 
 	@Test
-	void givesExactCountsAndReleasesEveryGuardUnderEightThreads() throws Exception {
-		Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.ROUND_ROBIN, 5, 1, 2).snapshot();
+	void givesExactCountsAndReleasesEveryGuardUnderEightThreadsWhileRebuilding() throws Exception {
+		Balancer<Endpoint> balancer = this.balancers.balancer(Algorithm.ROUND_ROBIN, 5, 1, 2);
 		int threads = 8;
 		int picksPerThread = 125_000;
 		AtomicLongArray counts = new AtomicLongArray(3);
+		java.util.concurrent.BlockingQueue<InFlightGuard> toRelease = new java.util.concurrent.LinkedBlockingQueue<>();
+		java.util.concurrent.atomic.AtomicBoolean picking = new java.util.concurrent.atomic.AtomicBoolean(true);
 		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		ExecutorService pool = Executors.newFixedThreadPool(threads + 2);
 		try {
+			// Rebuilds of the same endpoints swap snapshots under the pickers' feet, and
+			// guards are released by another thread than the one that picked.
+			Future<?> rebuilder = pool.submit(() -> {
+				start.await();
+				while (picking.get()) {
+					balancer.update(TestBalancers.endpoints(5, 1, 2));
+				}
+				return null;
+			});
+			Future<?> releaser = pool.submit(() -> {
+				while (picking.get() || !toRelease.isEmpty()) {
+					InFlightGuard guard = toRelease.poll(10, TimeUnit.MILLISECONDS);
+					if (guard != null) {
+						guard.release();
+						guard.release();
+					}
+				}
+				return null;
+			});
 			List<Future<Object>> done = java.util.stream.IntStream.range(0, threads).mapToObj((t) -> pool.submit(() -> {
 				start.await();
 				long[] local = new long[3];
 				for (int i = 0; i < picksPerThread; i++) {
+					Snapshot<Endpoint> snapshot = balancer.snapshot();
 					int index = snapshot.select(null);
 					InFlightGuard guard = snapshot.acquire(index);
 					local[index]++;
-					guard.release();
-					guard.release();
+					if ((i & 7) == 0) {
+						toRelease.add(guard);
+					}
+					else {
+						guard.release();
+					}
 				}
 				for (int i = 0; i < 3; i++) {
 					counts.addAndGet(i, local[i]);
@@ -130,6 +156,9 @@ class SmoothWeightedRoundRobinTests {
 			for (Future<Object> future : done) {
 				future.get(60, TimeUnit.SECONDS);
 			}
+			picking.set(false);
+			rebuilder.get(10, TimeUnit.SECONDS);
+			releaser.get(10, TimeUnit.SECONDS);
 		}
 		finally {
 			pool.shutdownNow();
@@ -137,9 +166,10 @@ class SmoothWeightedRoundRobinTests {
 		assertThat(counts.get(0)).isEqualTo(625_000);
 		assertThat(counts.get(1)).isEqualTo(125_000);
 		assertThat(counts.get(2)).isEqualTo(250_000);
+		Snapshot<Endpoint> last = balancer.snapshot();
 		for (int i = 0; i < 3; i++) {
-			assertThat(snapshot.state(i).inFlight()).isZero();
-			assertThat(snapshot.state(i).picks()).isEqualTo(counts.get(i));
+			assertThat(last.state(i).inFlight()).isZero();
+			assertThat(last.state(i).picks()).isEqualTo(counts.get(i));
 		}
 	}
 
