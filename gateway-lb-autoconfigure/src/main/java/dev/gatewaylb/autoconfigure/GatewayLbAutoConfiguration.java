@@ -13,6 +13,7 @@ import dev.gatewaylb.gateway.LatencyRecordingFilter;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.SimpleDiscoveryWeights;
+import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitFilter;
 import dev.gatewaylb.split.AffinityCookie;
 
@@ -59,8 +60,17 @@ public final class GatewayLbAutoConfiguration {
 	}
 
 	@Bean
-	SplitFilter gatewayLbSplitFilter(LiveSettings settings) {
-		return new SplitFilter(settings, new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()));
+	@ConditionalOnMissingBean
+	SplitCounters gatewayLbSplitCounters(LiveSettings settings) {
+		SplitCounters counters = new SplitCounters();
+		settings.onApply(counters::prepare);
+		return counters;
+	}
+
+	@Bean
+	SplitFilter gatewayLbSplitFilter(LiveSettings settings, SplitCounters counters) {
+		return new SplitFilter(settings, new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()),
+				counters);
 	}
 
 	@Bean

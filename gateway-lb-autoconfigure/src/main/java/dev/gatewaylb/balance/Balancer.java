@@ -14,6 +14,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One service's balancer: the current {@link Snapshot} behind one atomic reference.
  * <p>
@@ -23,6 +25,9 @@ import java.util.random.RandomGenerator;
  * round-robin position; new addresses start fresh, removed ones drop their state, and a
  * removed address that returns later is new again. Rebuilds are serialized on a private
  * monitor, which picks never touch.
+ * <p>
+ * Draining: {@link #drain} takes an address out of the picks without taking it out of the
+ * set, for as long as it stays in the set.
  * <p>
  * Slow start: an address that joins a set that already had endpoints ramps from the
  * moment it joined, if the settings have a slow-start window at that moment. The first
@@ -46,6 +51,12 @@ public final class Balancer<T> {
 	private final AtomicReference<Snapshot<T>> current;
 
 	private final Object rebuildMonitor = new Object();
+
+	/**
+	 * Addresses that take no new picks. Guarded by the rebuild monitor; an address that
+	 * leaves the set leaves this set too.
+	 */
+	private final Set<String> draining = new HashSet<>();
 
 	/**
 	 * Creates a balancer with no endpoints.
@@ -108,6 +119,27 @@ public final class Balancer<T> {
 		}
 	}
 
+	/**
+	 * Starts or stops draining an address: while it drains it keeps its state and its
+	 * requests in flight, takes no new picks, and stays drained across rebuilds for as
+	 * long as it stays in the set.
+	 * @param address {@code host:port}
+	 * @param drain whether to drain
+	 * @return the new snapshot, or {@code null} if the address is not in the set
+	 */
+	public @Nullable Snapshot<T> drain(String address, boolean drain) {
+		synchronized (this.rebuildMonitor) {
+			Snapshot<T> previous = this.current.get();
+			if (previous.endpoints().stream().noneMatch((endpoint) -> endpoint.address().equals(address))) {
+				return null;
+			}
+			if (drain ? !this.draining.add(address) : !this.draining.remove(address)) {
+				return previous;
+			}
+			return swap(build(previous.values(), previous.settings(), previous));
+		}
+	}
+
 	private Snapshot<T> swap(Snapshot<T> next) {
 		this.current.set(next);
 		return next;
@@ -137,8 +169,13 @@ public final class Balancer<T> {
 				states.add((state != null) ? state : new EndpointState(endpoint.address(), rampStart));
 			}
 		}
+		this.draining.retainAll(seen);
+		boolean[] draining = new boolean[endpoints.size()];
+		for (int i = 0; i < draining.length; i++) {
+			draining[i] = this.draining.contains(endpoints.get(i).address());
+		}
 		Members members = new Members(endpoints.toArray(new Endpoint[0]), states.toArray(new EndpointState[0]),
-				settings, this.nanoClock, this.random, now);
+				draining, settings, this.nanoClock, this.random, now);
 		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
 		long generation = (previous != null) ? previous.generation() + 1 : 0;
 		return new Snapshot<>(List.copyOf(kept), members, strategy, generation);

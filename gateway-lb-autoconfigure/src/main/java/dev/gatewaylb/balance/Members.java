@@ -17,9 +17,15 @@ final class Members {
 	final EndpointState[] states;
 
 	/**
-	 * Indexes of the endpoints with a weight above 0, ascending.
+	 * Indexes of the endpoints that may be picked (weight above 0, not draining),
+	 * ascending.
 	 */
 	final int[] eligible;
+
+	/**
+	 * Whether each endpoint is draining: in the set, but taking no new picks.
+	 */
+	final boolean[] draining;
 
 	final BalancerSettings settings;
 
@@ -38,23 +44,24 @@ final class Members {
 	 */
 	private volatile boolean rampOver;
 
-	Members(Endpoint[] endpoints, EndpointState[] states, BalancerSettings settings, LongSupplier nanoClock,
-			Supplier<? extends RandomGenerator> random, long nowNanos) {
+	Members(Endpoint[] endpoints, EndpointState[] states, boolean[] draining, BalancerSettings settings,
+			LongSupplier nanoClock, Supplier<? extends RandomGenerator> random, long nowNanos) {
 		this.endpoints = endpoints;
 		this.states = states;
+		this.draining = draining;
 		this.settings = settings;
 		this.nanoClock = nanoClock;
 		this.random = random;
 		int count = 0;
-		for (Endpoint endpoint : endpoints) {
-			if (endpoint.weight() > 0) {
+		for (int i = 0; i < endpoints.length; i++) {
+			if (weight(i) > 0) {
 				count++;
 			}
 		}
 		this.eligible = new int[count];
 		long rampEnd = NO_RAMP_END;
 		for (int i = 0, e = 0; i < endpoints.length; i++) {
-			if (endpoints[i].weight() > 0) {
+			if (weight(i) > 0) {
 				this.eligible[e++] = i;
 				long start = states[i].rampStartNanos;
 				if (start != SlowStart.NO_RAMP && settings.slowStartNanos() > 0) {
@@ -67,6 +74,14 @@ final class Members {
 		}
 		this.rampEndsAtNanos = rampEnd;
 		this.rampOver = (rampEnd == NO_RAMP_END);
+	}
+
+	/**
+	 * Returns the weight endpoint {@code index} is balanced with: its configured weight,
+	 * or 0 while it drains.
+	 */
+	int weight(int index) {
+		return this.draining[index] ? 0 : this.endpoints[index].weight();
 	}
 
 	/**

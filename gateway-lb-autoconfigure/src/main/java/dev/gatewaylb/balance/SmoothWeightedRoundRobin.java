@@ -104,7 +104,7 @@ final class SmoothWeightedRoundRobin implements Strategy {
 		int[] weights = new int[endpoints.length];
 		boolean ramping = nowNanos != NEVER && this.members.rampingAt(nowNanos);
 		for (int i = 0; i < endpoints.length; i++) {
-			int weight = endpoints[i].weight();
+			int weight = this.members.weight(i);
 			if (ramping && weight > 0) {
 				double scaled = weight * (double) RAMP_SCALE * this.members.rampFactor(i, nowNanos);
 				weight = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 2, Math.round(scaled)));

@@ -33,7 +33,8 @@ public final class Snapshot<T> {
 	/**
 	 * Selects an endpoint. Takes no lock and allocates nothing.
 	 * @param hashKey the consistent-hash key, or {@code null}; other algorithms ignore it
-	 * @return the endpoint's index, or -1 when the set has no endpoint of weight above 0
+	 * @return the endpoint's index, or -1 when no endpoint can be picked (none, every
+	 * weight 0, or all draining)
 	 */
 	public int select(@Nullable CharSequence hashKey) {
 		return this.strategy.select(hashKey);
@@ -102,13 +103,23 @@ public final class Snapshot<T> {
 
 	/**
 	 * Returns the effective weight of endpoint {@code index} now: its weight times its
-	 * slow-start factor.
+	 * slow-start factor, 0 while it drains.
 	 * @param index an endpoint index
 	 * @return the effective weight
 	 */
 	public double effectiveWeight(int index) {
 		long now = this.members.nanoClock.getAsLong();
-		return this.members.endpoints[index].weight() * this.members.rampFactor(index, now);
+		return this.members.weight(index) * this.members.rampFactor(index, now);
+	}
+
+	/**
+	 * Returns whether endpoint {@code index} is draining: it keeps its state and its
+	 * requests in flight finish, but it takes no new picks.
+	 * @param index an endpoint index
+	 * @return whether it drains
+	 */
+	public boolean isDraining(int index) {
+		return this.members.draining[index];
 	}
 
 	/**

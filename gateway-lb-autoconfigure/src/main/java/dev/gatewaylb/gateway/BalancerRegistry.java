@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -57,6 +58,8 @@ public final class BalancerRegistry {
 
 	private final LiveSettings settings;
 
+	private final List<SnapshotListener> listeners = new CopyOnWriteArrayList<>();
+
 	/**
 	 * Creates a registry. A service rebuilds at its first pick after the live settings
 	 * changed, if its own settings did.
@@ -74,6 +77,28 @@ public final class BalancerRegistry {
 	 */
 	public long nanoTime() {
 		return this.nanoClock.getAsLong();
+	}
+
+	/**
+	 * Adds a listener told of every new snapshot, off the pick path.
+	 * @param listener the listener
+	 */
+	public void addListener(SnapshotListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
+	/**
+	 * Starts or stops draining an endpoint of a service: it takes no new picks, its
+	 * requests in flight finish, and it stays drained across refreshes while it stays in
+	 * the set.
+	 * @param serviceId the service id
+	 * @param address the endpoint's {@code host:port}
+	 * @param drain whether to drain
+	 * @return whether the service has that endpoint
+	 */
+	public boolean drain(String serviceId, String address, boolean drain) {
+		ServiceEntry entry = this.services.get(serviceId);
+		return entry != null && entry.drain(address, drain);
 	}
 
 	/**
@@ -111,11 +136,11 @@ public final class BalancerRegistry {
 		if (entry == null) {
 			// Off the hot path: computeIfAbsent allocates its lambda and may lock a bin.
 			entry = this.services.computeIfAbsent(serviceId,
-					(id) -> new ServiceEntry(new Balancer<>(current.forService(id).balancer(), this::describe,
-							this.nanoClock, ThreadLocalRandom::current)));
+					(id) -> new ServiceEntry(id, new Balancer<>(current.forService(id).balancer(), this::describe,
+							this.nanoClock, ThreadLocalRandom::current), this.listeners));
 		}
 		ServiceEntry.View view = entry.view(serviceId, instances, current);
-		Snapshot<ServiceInstance> snapshot = view.snapshot();
+		Snapshot<ServiceInstance> snapshot = entry.balancer.snapshot();
 		ExchangeLease lease = (request != null) ? lease(request) : null;
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH)
 				? hashKey(view.settings().hashKey(), request, lease, current) : null;
@@ -177,22 +202,47 @@ public final class BalancerRegistry {
 	}
 
 	/**
+	 * Hears of every snapshot a service's balancer publishes.
+	 */
+	@FunctionalInterface
+	public interface SnapshotListener {
+
+		/**
+		 * Called after a service's balancer published a new snapshot, on the thread that
+		 * rebuilt it.
+		 * @param serviceId the service id
+		 * @param previous the snapshot before
+		 * @param next the snapshot now in force
+		 */
+		void onSnapshot(String serviceId, Snapshot<ServiceInstance> previous, Snapshot<ServiceInstance> next);
+
+	}
+
+	/**
 	 * One service's balancer and the inputs its current snapshot was built from.
 	 * <p>
-	 * The view changes by compare-and-set only, so a stale writer cannot overwrite a
-	 * newer view. One thread rebuilds at a time; while it does, other picks keep using
-	 * the previous snapshot instead of waiting on an event loop.
+	 * The view records which instance list and settings the balancer was last built from,
+	 * and changes by compare-and-set only, so a stale writer cannot overwrite a newer
+	 * view. The snapshot itself is always read from the balancer. One thread rebuilds at
+	 * a time; while it does, other picks keep using the previous snapshot instead of
+	 * waiting on an event loop.
 	 */
 	private static final class ServiceEntry {
 
+		private final String serviceId;
+
 		private final Balancer<ServiceInstance> balancer;
+
+		private final List<SnapshotListener> listeners;
 
 		private final AtomicReference<@Nullable View> view = new AtomicReference<>();
 
 		private final AtomicBoolean rebuilding = new AtomicBoolean();
 
-		ServiceEntry(Balancer<ServiceInstance> balancer) {
+		ServiceEntry(String serviceId, Balancer<ServiceInstance> balancer, List<SnapshotListener> listeners) {
+			this.serviceId = serviceId;
 			this.balancer = balancer;
+			this.listeners = listeners;
 		}
 
 		View view(String serviceId, List<ServiceInstance> instances, GatewayLbSettings settings) {
@@ -206,7 +256,7 @@ public final class BalancerRegistry {
 					// Equal inputs in new objects: remember them so the next pick takes
 					// the
 					// fast path.
-					View same = new View(instances, settings, wanted, current.snapshot);
+					View same = new View(instances, settings, wanted);
 					if (this.view.compareAndSet(current, same)) {
 						return same;
 					}
@@ -230,20 +280,39 @@ public final class BalancerRegistry {
 
 		private View rebuild(@Nullable View current, List<ServiceInstance> instances, GatewayLbSettings source,
 				ServiceSettings wanted) {
-			Snapshot<ServiceInstance> snapshot;
+			Snapshot<ServiceInstance> previous = this.balancer.snapshot();
 			if (current != null && current.instances.equals(instances)) {
-				snapshot = current.settings.equals(wanted) ? current.snapshot : this.balancer.update(wanted.balancer());
+				if (!current.settings.equals(wanted)) {
+					published(previous, this.balancer.update(wanted.balancer()));
+				}
 			}
 			else {
-				snapshot = this.balancer.update(instances, wanted.balancer());
+				published(previous, this.balancer.update(instances, wanted.balancer()));
 			}
-			View next = new View(instances, source, wanted, snapshot);
+			View next = new View(instances, source, wanted);
 			this.view.set(next);
 			return next;
 		}
 
-		private record View(List<ServiceInstance> instances, GatewayLbSettings source, ServiceSettings settings,
-				Snapshot<ServiceInstance> snapshot) {
+		boolean drain(String address, boolean drain) {
+			Snapshot<ServiceInstance> previous = this.balancer.snapshot();
+			Snapshot<ServiceInstance> next = this.balancer.drain(address, drain);
+			if (next == null) {
+				return false;
+			}
+			if (next != previous) {
+				published(previous, next);
+			}
+			return true;
+		}
+
+		private void published(Snapshot<ServiceInstance> previous, Snapshot<ServiceInstance> next) {
+			for (SnapshotListener listener : this.listeners) {
+				listener.onSnapshot(this.serviceId, previous, next);
+			}
+		}
+
+		private record View(List<ServiceInstance> instances, GatewayLbSettings source, ServiceSettings settings) {
 		}
 
 	}

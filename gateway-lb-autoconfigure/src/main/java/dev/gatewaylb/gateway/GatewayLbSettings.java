@@ -68,6 +68,14 @@ public final class GatewayLbSettings {
 	}
 
 	/**
+	 * Returns the ids of the services with their own settings, in lower case.
+	 * @return the configured service ids
+	 */
+	public java.util.Set<String> configuredServices() {
+		return this.services.keySet();
+	}
+
+	/**
 	 * Returns the split called {@code name}.
 	 * @param name the host of an {@code lb://} URI
 	 * @return the split, or {@code null} when {@code name} is not a split

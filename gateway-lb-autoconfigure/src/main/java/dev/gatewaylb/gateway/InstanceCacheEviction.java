@@ -9,6 +9,7 @@ import org.springframework.cache.Cache;
 import org.springframework.cache.CacheManager;
 import org.springframework.cloud.client.discovery.event.HeartbeatEvent;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.cloud.context.scope.refresh.RefreshScopeRefreshedEvent;
 import org.springframework.cloud.loadbalancer.core.CachingServiceInstanceListSupplier;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
@@ -21,7 +22,10 @@ import org.springframework.context.ApplicationListener;
  * Discovery clients announce changes with a {@link HeartbeatEvent} (Consul's and
  * Kubernetes' catalog watches on each change, Eureka after each registry fetch); the
  * simple discovery client changes with the environment, under
- * {@code spring.cloud.discovery}.
+ * {@code spring.cloud.discovery}. Listeners of {@link EnvironmentChangeEvent} run in no
+ * set order, so a request may re-cache the old list before Spring Cloud has re-bound the
+ * simple client's instances; a refresh therefore evicts once more on the
+ * {@link RefreshScopeRefreshedEvent} that ends it.
  */
 public final class InstanceCacheEviction implements ApplicationListener<ApplicationEvent> {
 
@@ -38,7 +42,7 @@ public final class InstanceCacheEviction implements ApplicationListener<Applicat
 
 	@Override
 	public void onApplicationEvent(ApplicationEvent event) {
-		if (event instanceof HeartbeatEvent
+		if (event instanceof HeartbeatEvent || event instanceof RefreshScopeRefreshedEvent
 				|| (event instanceof EnvironmentChangeEvent change && touchesDiscovery(change.getKeys()))) {
 			evict();
 		}

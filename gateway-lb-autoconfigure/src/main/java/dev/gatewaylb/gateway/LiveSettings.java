@@ -1,6 +1,10 @@
 package dev.gatewaylb.gateway;
 
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -12,6 +16,12 @@ import org.jspecify.annotations.Nullable;
 public final class LiveSettings {
 
 	private volatile State state;
+
+	private final List<Consumer<GatewayLbSettings>> listeners = new CopyOnWriteArrayList<>();
+
+	private final AtomicLong applied = new AtomicLong();
+
+	private final AtomicLong rejected = new AtomicLong();
 
 	/**
 	 * Starts with the settings bound at start-up, generation 1.
@@ -51,6 +61,8 @@ public final class LiveSettings {
 	 */
 	public synchronized void apply(GatewayLbSettings settings) {
 		this.state = new State(Objects.requireNonNull(settings, "settings"), this.state.generation + 1, null);
+		this.applied.incrementAndGet();
+		this.listeners.forEach((listener) -> listener.accept(settings));
 	}
 
 	/**
@@ -59,6 +71,33 @@ public final class LiveSettings {
 	 */
 	public synchronized void reject(String error) {
 		this.state = new State(this.state.settings, this.state.generation, error);
+		this.rejected.incrementAndGet();
+	}
+
+	/**
+	 * Calls {@code listener} with the settings in force now and with every settings
+	 * applied later, on the thread that applies them.
+	 * @param listener the listener
+	 */
+	public synchronized void onApply(Consumer<GatewayLbSettings> listener) {
+		this.listeners.add(listener);
+		listener.accept(this.state.settings);
+	}
+
+	/**
+	 * Returns how many refreshes were applied since start-up.
+	 * @return the count
+	 */
+	public long appliedRefreshes() {
+		return this.applied.get();
+	}
+
+	/**
+	 * Returns how many refreshes were rejected since start-up.
+	 * @return the count
+	 */
+	public long rejectedRefreshes() {
+		return this.rejected.get();
 	}
 
 	private record State(GatewayLbSettings settings, long generation, @Nullable String lastError) {

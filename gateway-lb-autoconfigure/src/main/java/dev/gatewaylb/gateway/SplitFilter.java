@@ -58,14 +58,18 @@ public final class SplitFilter implements GlobalFilter, Ordered {
 
 	private final AffinityCookie affinity;
 
+	private final SplitCounters counters;
+
 	/**
 	 * Creates the filter.
 	 * @param settings the settings in force
 	 * @param affinity mints affinity values
+	 * @param counters counts each split's requests per target
 	 */
-	public SplitFilter(LiveSettings settings, AffinityCookie affinity) {
+	public SplitFilter(LiveSettings settings, AffinityCookie affinity, SplitCounters counters) {
 		this.settings = settings;
 		this.affinity = affinity;
+		this.counters = counters;
 	}
 
 	@Override
@@ -86,10 +90,13 @@ public final class SplitFilter implements GlobalFilter, Ordered {
 			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
 		}
 		String service = choice.targets().get(target).service();
+		if (exchange.getAttributes().putIfAbsent(SPLIT_ATTRIBUTE, choice.name()) == null) {
+			// Counted once per exchange, not once per retry.
+			this.counters.increment(choice.name(), service);
+		}
 		if (affinityValue != null) {
 			exchange.getAttributes().put(BalancerRegistry.HASH_KEY_ATTRIBUTE, affinityValue);
 		}
-		exchange.getAttributes().put(SPLIT_ATTRIBUTE, choice.name());
 		exchange.getAttributes().put(TARGET_ATTRIBUTE, service);
 		URI rewritten = UriComponentsBuilder.fromUri(url).host(service).build(true).toUri();
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, rewritten);

@@ -97,6 +97,42 @@ class BalancerTests {
 	}
 
 	@Test
+	void drainsAnAddressWithoutDroppingItsStateAcrossRebuilds() {
+		Balancer<Endpoint> balancer = this.balancers.balancer(Algorithm.ROUND_ROBIN, 5, 1, 2);
+		InFlightGuard held = balancer.snapshot().acquire(0);
+		Snapshot<Endpoint> drained = balancer.drain(endpoint(0, 5).address(), true);
+		assertThat(drained.isDraining(0)).isTrue();
+		assertThat(drained.effectiveWeight(0)).isZero();
+		assertThat(drained.state(0).inFlight()).isEqualTo(1);
+		assertThat(TestBalancers.picks(drained, 30)).doesNotContain("a").contains("b", "c");
+		Snapshot<Endpoint> rebuilt = balancer.update(TestBalancers.endpoints(5, 1, 2, 1));
+		assertThat(rebuilt.isDraining(0)).isTrue();
+		held.release();
+		assertThat(rebuilt.state(0).inFlight()).isZero();
+		Snapshot<Endpoint> back = balancer.drain(endpoint(0, 5).address(), false);
+		assertThat(TestBalancers.picks(back, 9).chars().filter((c) -> c == 'a').count()).isEqualTo(5);
+	}
+
+	@Test
+	void forgetsTheDrainOfAnAddressThatLeavesAndAnswersNullForAnUnknownOne() {
+		Balancer<Endpoint> balancer = this.balancers.balancer(Algorithm.LEAST_REQUESTS, 1, 1);
+		balancer.drain(endpoint(1, 1).address(), true);
+		balancer.update(List.of(endpoint(0, 1)));
+		assertThat(balancer.update(TestBalancers.endpoints(1, 1)).isDraining(1)).isFalse();
+		assertThat(balancer.drain("nowhere:1", true)).isNull();
+	}
+
+	@Test
+	void picksNothingWhenEveryEndpointDrains() {
+		Balancer<Endpoint> balancer = this.balancers.balancer(Algorithm.CONSISTENT_HASH, 1, 1);
+		balancer.drain(endpoint(0, 1).address(), true);
+		Snapshot<Endpoint> last = balancer.drain(endpoint(1, 1).address(), true);
+		assertThat(last.select("key")).isEqualTo(-1);
+		assertThat(last.select(null)).isEqualTo(-1);
+		assertThat(last.selectUniformly()).isEqualTo(-1);
+	}
+
+	@Test
 	void rejectsANegativeWeightNamingIt() {
 		assertThatIllegalArgumentException().isThrownBy(() -> Endpoint.of("h", 1, -3))
 			.withMessage("weight: -3 (expected: >= 0)");

@@ -45,6 +45,21 @@ final class GatewayClient implements AutoCloseable {
 		return this.client.get().uri(path).responseContent().asString();
 	}
 
+	/**
+	 * Sends a request with a JSON body, or none, and returns the status and the body.
+	 */
+	Answer send(String method, String path, String json) {
+		return this.client.headers((h) -> h.set("Content-Type", "application/json"))
+			.request(io.netty.handler.codec.http.HttpMethod.valueOf(method))
+			.uri(path)
+			.send((request, out) -> (json != null) ? out.sendString(Mono.just(json)) : out)
+			.responseSingle((response, body) -> body.asString()
+				.defaultIfEmpty("")
+				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
+						response.responseHeaders().getAll("Set-Cookie"))))
+			.block(Duration.ofSeconds(30));
+	}
+
 	Answer getNow(String path) {
 		return getNow(path, Map.of());
 	}

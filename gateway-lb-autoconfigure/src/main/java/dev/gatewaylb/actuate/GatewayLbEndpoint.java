@@ -1,0 +1,234 @@
+package dev.gatewaylb.actuate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.GatewayLbSettings;
+import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.ServiceSettings;
+import dev.gatewaylb.gateway.SplitCounters;
+import dev.gatewaylb.gateway.SplitSettings;
+import dev.gatewaylb.split.Split;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * {@code /actuator/gatewaylb}: what every service's balancer and every split is doing,
+ * and draining an endpoint.
+ * <p>
+ * Durations are in milliseconds, with the unit in the field name. Services appear once
+ * configured under {@code gateway.lb.services} or once they have served a request; their
+ * endpoints appear with the first request.
+ */
+@Endpoint(id = "gatewaylb")
+public class GatewayLbEndpoint {
+
+	private final BalancerRegistry registry;
+
+	private final LiveSettings settings;
+
+	private final SplitCounters splitCounters;
+
+	/**
+	 * Creates the endpoint.
+	 * @param registry every service's balancer
+	 * @param settings the settings in force
+	 * @param splitCounters each split's requests per target
+	 */
+	public GatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters splitCounters) {
+		this.registry = registry;
+		this.settings = settings;
+		this.splitCounters = splitCounters;
+	}
+
+	/**
+	 * Returns every service and split.
+	 * @return the report
+	 */
+	@ReadOperation
+	public GatewayLbReport report() {
+		GatewayLbSettings current = this.settings.get();
+		Map<String, ServiceReport> services = new TreeMap<>();
+		Map<String, Snapshot<ServiceInstance>> snapshots = this.registry.snapshots();
+		snapshots.forEach((id, snapshot) -> services.put(id, service(current.forService(id), snapshot)));
+		for (String id : current.configuredServices()) {
+			if (snapshots.keySet().stream().noneMatch(id::equalsIgnoreCase)) {
+				services.put(id, service(current.forService(id), null));
+			}
+		}
+		Map<String, SplitReport> splits = new TreeMap<>();
+		current.splits().values().forEach((split) -> splits.put(split.split().name(), split(split)));
+		return new GatewayLbReport(this.settings.generation(), this.settings.lastError(),
+				new RefreshReport(this.settings.appliedRefreshes(), this.settings.rejectedRefreshes()), services,
+				splits);
+	}
+
+	/**
+	 * Returns one service or split.
+	 * @param name a service id or a split name
+	 * @return the service's or the split's report, or {@code null} (404) if there is
+	 * neither
+	 */
+	@ReadOperation
+	public @Nullable Object one(@Selector String name) {
+		GatewayLbReport report = report();
+		for (Map.Entry<String, SplitReport> split : report.splits().entrySet()) {
+			if (split.getKey().equalsIgnoreCase(name)) {
+				return split.getValue();
+			}
+		}
+		for (Map.Entry<String, ServiceReport> service : report.services().entrySet()) {
+			if (service.getKey().equalsIgnoreCase(name)) {
+				return service.getValue();
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Starts or stops draining an endpoint: it takes no new requests, those in flight
+	 * finish, and it stays drained across refreshes while discovery keeps it.
+	 * @param name the service id
+	 * @param endpoint the endpoint's {@code host:port}
+	 * @param drain whether to drain
+	 * @return the endpoint's state, or 404 when the service has no such endpoint
+	 */
+	@WriteOperation
+	public WebEndpointResponse<DrainResult> drain(@Selector String name, String endpoint, boolean drain) {
+		if (!this.registry.drain(name, endpoint, drain)) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
+	}
+
+	private ServiceReport service(ServiceSettings settings, @Nullable Snapshot<ServiceInstance> snapshot) {
+		BalancerSettings balancer = (snapshot != null) ? snapshot.settings() : settings.balancer();
+		List<EndpointReport> endpoints = new ArrayList<>();
+		long now = this.registry.nanoTime();
+		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
+			endpoints.add(new EndpointReport(snapshot.endpoint(i).address(), snapshot.endpoint(i).weight(),
+					snapshot.effectiveWeight(i), snapshot.state(i).inFlight(), snapshot.state(i).picks(),
+					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
+					snapshot.isDraining(i) ? "draining" : "healthy"));
+		}
+		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000, hashKey(settings),
+				endpoints);
+	}
+
+	private SplitReport split(SplitSettings settings) {
+		Split split = settings.split();
+		Map<String, Long> counts = this.splitCounters.counts(split.name());
+		List<TargetReport> targets = split.targets()
+			.stream()
+			.map((target) -> new TargetReport(target.service(), target.weight(),
+					counts.getOrDefault(target.service(), 0L)))
+			.toList();
+		return new SplitReport(targets, (settings.sticky() != null) ? settings.sticky().name() : null,
+				settings.overrideHeader());
+	}
+
+	private static String name(Enum<?> value) {
+		return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+	private static String hashKey(ServiceSettings settings) {
+		return switch (settings.hashKey().source()) {
+			case CLIENT_IP -> "client-ip";
+			case HEADER -> "header:" + settings.hashKey().name();
+			case COOKIE -> "cookie:" + settings.hashKey().name();
+		};
+	}
+
+	/**
+	 * Everything.
+	 *
+	 * @param generation how many settings have been in force, 1 for those of start-up
+	 * @param lastError why the last refresh was rejected, or {@code null}
+	 * @param refreshes refreshes applied and rejected since start-up
+	 * @param services services by id
+	 * @param splits splits by name
+	 */
+	public record GatewayLbReport(long generation, @Nullable String lastError, RefreshReport refreshes,
+			Map<String, ServiceReport> services, Map<String, SplitReport> splits) {
+	}
+
+	/**
+	 * Refresh outcomes.
+	 *
+	 * @param applied refreshes put in force
+	 * @param rejected refreshes rejected as invalid
+	 */
+	public record RefreshReport(long applied, long rejected) {
+	}
+
+	/**
+	 * One service.
+	 *
+	 * @param algorithm the algorithm in force
+	 * @param slowStartMillis the slow-start window
+	 * @param hashKey the consistent-hash key
+	 * @param endpoints the endpoints, in discovery order
+	 */
+	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey,
+			List<EndpointReport> endpoints) {
+	}
+
+	/**
+	 * One endpoint.
+	 *
+	 * @param address {@code host:port}
+	 * @param weight its configured weight
+	 * @param effectiveWeight the weight it is balanced with now (slow start, drain)
+	 * @param inFlight requests picked and not yet finished
+	 * @param picks requests picked since it joined
+	 * @param latencyEwmaMillis its peak-EWMA latency now, 0 before the first sample
+	 * @param state {@code healthy} or {@code draining}
+	 */
+	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
+			double latencyEwmaMillis, String state) {
+	}
+
+	/**
+	 * One split.
+	 *
+	 * @param targets the targets in order
+	 * @param stickyCookie the affinity cookie's name, or {@code null}
+	 * @param overrideHeader the override header, or {@code null}
+	 */
+	public record SplitReport(List<TargetReport> targets, @Nullable String stickyCookie,
+			@Nullable String overrideHeader) {
+	}
+
+	/**
+	 * One target of a split.
+	 *
+	 * @param service the target service id
+	 * @param weight its weight
+	 * @param picks requests the split sent to it since it was configured
+	 */
+	public record TargetReport(String service, int weight, long picks) {
+	}
+
+	/**
+	 * The outcome of a drain request.
+	 *
+	 * @param service the service id
+	 * @param endpoint the endpoint's {@code host:port}
+	 * @param state {@code draining} or {@code healthy}
+	 */
+	public record DrainResult(String service, String endpoint, String state) {
+	}
+
+}

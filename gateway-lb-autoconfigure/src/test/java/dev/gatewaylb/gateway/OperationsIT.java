@@ -1,0 +1,337 @@
+package dev.gatewaylb.gateway;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What an operator does while traffic flows: refresh weights and algorithms, read the
+ * actuator endpoint and the meters, drain an endpoint.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class OperationsIT {
+
+	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
+			TestBackend.start("c"));
+
+	static {
+		backends.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
+	}
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("live")
+			.instances("live", backends, 1, 1, 1)
+			.route("phase")
+			.instances("phase", backends, 5, 1, 1)
+			.route("ops")
+			.instances("ops", backends, 1, 1, 1)
+			.route("shop")
+			.set("gateway.lb.splits.shop.targets.ops", 1)
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	@Autowired
+	BalancerRegistry registry;
+
+	@Autowired
+	LiveSettings settings;
+
+	GatewayClient client;
+
+	private final Map<String, Object> overrides = new HashMap<>();
+
+	@BeforeEach
+	void connect() {
+		this.client = new GatewayClient(this.port);
+	}
+
+	@AfterEach
+	void restore() {
+		this.client.close();
+		if (!this.overrides.isEmpty()) {
+			java.util.Set<String> keys = java.util.Set.copyOf(this.overrides.keySet());
+			this.overrides.clear();
+			this.context.getEnvironment().getPropertySources().remove("overrides");
+			this.context.publishEvent(new EnvironmentChangeEvent(this.context, keys));
+		}
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		backends.forEach(TestBackend::close);
+	}
+
+	@Test
+	void refreshesWeightsAndAlgorithmUnderTwentyClientsWithoutAFailureOrALostCount() {
+		AtomicInteger failures = new AtomicInteger();
+		AtomicLong served = new AtomicLong();
+		AtomicBoolean running = new AtomicBoolean(true);
+		AtomicInteger lowestInFlight = new AtomicInteger();
+		AtomicInteger highestInFlight = new AtomicInteger();
+		Disposable sampler = Flux.interval(Duration.ofMillis(5)).subscribe((tick) -> {
+			int[] counts = inFlight("live");
+			for (int count : counts) {
+				lowestInFlight.accumulateAndGet(count, Math::min);
+			}
+			highestInFlight.accumulateAndGet(java.util.Arrays.stream(counts).sum(), Math::max);
+		});
+		Disposable traffic = Flux.range(0, 20)
+			.flatMap((lane) -> Mono.defer(() -> this.client.get("/live/", Map.of("X-User", "one-user")))
+				.doOnNext((answer) -> {
+					if (answer.status() != 200) {
+						failures.incrementAndGet();
+					}
+					served.incrementAndGet();
+				})
+				.repeat(running::get), 20)
+			.subscribe();
+		try {
+			await().until(() -> served.get() > 300);
+
+			refresh(instances("live", backends, 4, 1, 1));
+			await().until(() -> this.registry.snapshot("live").endpoint(0).weight() == 4);
+			Map<String, Integer> afterWeights = countOver(600, served);
+			assertThat(afterWeights.get("a") / 600.0).as("%s", afterWeights)
+				.isCloseTo(4 / 6.0, org.assertj.core.data.Offset.offset(0.05));
+
+			refresh(Map.of("gateway.lb.services.live.algorithm", "consistent-hash", "gateway.lb.services.live.hash-key",
+					"header:X-User"));
+			await().until(() -> "CONSISTENT_HASH".equals(this.registry.snapshot("live").settings().algorithm().name()));
+			Map<String, Integer> afterAlgorithm = countOver(300, served);
+			assertThat(afterAlgorithm.values()).as("one key, one backend: %s", afterAlgorithm).contains(300);
+		}
+		finally {
+			running.set(false);
+			traffic.dispose();
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(java.util.Arrays.stream(inFlight("live")).sum()).isZero());
+		sampler.dispose();
+		assertThat(failures).hasValue(0);
+		assertThat(highestInFlight.get()).as("requests were in flight across the refreshes").isPositive();
+		// A count reset while requests were in flight would go negative on their release.
+		assertThat(lowestInFlight.get()).isZero();
+	}
+
+	@Test
+	void keepsTheRoundRobinPhaseOfKeptEndpointsAcrossARebuild() {
+		StringBuilder sequence = new StringBuilder();
+		for (int i = 0; i < 3; i++) {
+			sequence.append(this.client.getNow("/phase/").backend());
+		}
+		long generation = this.registry.snapshot("phase").generation();
+		refresh(Map.of("gateway.lb.services.phase.slow-start", "30s"));
+		for (int i = 0; i < 11; i++) {
+			sequence.append(this.client.getNow("/phase/").backend());
+		}
+		assertThat(this.registry.snapshot("phase").generation()).as("the balancer was rebuilt")
+			.isGreaterThan(generation);
+		assertThat("aabacaa".repeat(4)).contains(sequence);
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					unknown algorithm | gateway.lb.services.ops.algorithm=fastest                                      | gateway.lb.services.ops.algorithm
+					negative weight   | gateway.lb.splits.shop.targets.ops=-1                                          | gateway.lb.splits.shop
+					split of a split  | gateway.lb.splits.shop.targets.inner=1,gateway.lb.splits.inner.targets.ops=1 | gateway.lb.splits.shop.targets.inner
+					""")
+	void rejectsAnInvalidRefreshWholeAndClearsTheErrorOnTheNextGoodOne(String mistake, String properties,
+			String named) {
+		long generation = this.settings.generation();
+		double rejectedBefore = meter("gateway_lb_refreshes_total{outcome=\"rejected\"}");
+		Map<String, Object> invalid = new HashMap<>();
+		for (String property : properties.split(",")) {
+			invalid.put(property.substring(0, property.indexOf('=')), property.substring(property.indexOf('=') + 1));
+		}
+		refresh(invalid);
+		assertThat(this.settings.generation()).isEqualTo(generation);
+		assertThat(this.settings.lastError()).contains(named);
+		assertThat(json("/actuator/gatewaylb").get("lastError").asString()).contains(named);
+		assertThat(meter("gateway_lb_refreshes_total{outcome=\"rejected\"}")).isEqualTo(rejectedBefore + 1);
+		for (int i = 0; i < 6; i++) {
+			assertThat(this.client.getNow("/shop/").status()).isEqualTo(200);
+		}
+		invalid.keySet().forEach(this.overrides::remove);
+		refresh(Map.of("gateway.lb.services.ops.slow-start", "1s"));
+		assertThat(this.settings.lastError()).isNull();
+		assertThat(this.settings.generation()).isEqualTo(generation + 1);
+	}
+
+	@Test
+	void reportsEveryServiceEndpointAndSplitAsJson() {
+		for (int i = 0; i < 9; i++) {
+			this.client.getNow("/shop/");
+		}
+		JsonNode report = json("/actuator/gatewaylb");
+		assertThat(report.get("generation").asLong()).isPositive();
+		JsonNode ops = report.get("services").get("ops");
+		assertThat(ops.get("algorithm").asString()).isEqualTo("round-robin");
+		assertThat(ops.get("slowStartMillis").asLong()).isZero();
+		assertThat(ops.get("endpoints")).hasSize(3);
+		long picks = 0;
+		for (JsonNode endpoint : ops.get("endpoints")) {
+			assertThat(endpoint.get("address").asString()).startsWith("127.0.0.1:");
+			assertThat(endpoint.get("inFlight").asInt()).isZero();
+			assertThat(endpoint.get("state").asString()).isEqualTo("healthy");
+			assertThat(endpoint.has("latencyEwmaMillis")).isTrue();
+			picks += endpoint.get("picks").asLong();
+		}
+		assertThat(picks).isGreaterThanOrEqualTo(9);
+		JsonNode target = report.get("splits").get("shop").get("targets").get(0);
+		assertThat(target.get("service").asString()).isEqualTo("ops");
+		assertThat(target.get("picks").asLong()).isGreaterThanOrEqualTo(9);
+		assertThat(json("/actuator/gatewaylb/ops").get("endpoints")).hasSize(3);
+		assertThat(json("/actuator/gatewaylb/shop").get("targets")).hasSize(1);
+		assertThat(this.client.getNow("/actuator/gatewaylb/nothing-of-that-name").status()).isEqualTo(404);
+	}
+
+	@Test
+	void drainsAnEndpointThroughTheActuatorAndBringsItBack() {
+		this.client.getNow("/ops/");
+		String b = "127.0.0.1:" + URI.create(backends.get(1).uri()).getPort();
+		GatewayClient.Answer drained = this.client.send("POST", "/actuator/gatewaylb/ops",
+				"{\"endpoint\":\"" + b + "\",\"drain\":true}");
+		assertThat(drained.status()).isEqualTo(200);
+		assertThat(drained.body()).contains("\"state\":\"draining\"");
+		for (int i = 0; i < 30; i++) {
+			assertThat(this.client.getNow("/ops/").backend()).isNotEqualTo("b");
+		}
+		JsonNode endpoint = json("/actuator/gatewaylb/ops").get("endpoints").get(1);
+		assertThat(endpoint.get("state").asString()).isEqualTo("draining");
+		assertThat(endpoint.get("effectiveWeight").asDouble()).isZero();
+		this.client.send("POST", "/actuator/gatewaylb/ops", "{\"endpoint\":\"" + b + "\",\"drain\":false}");
+		Map<String, Integer> counts = new HashMap<>();
+		for (int i = 0; i < 30; i++) {
+			counts.merge(this.client.getNow("/ops/").backend(), 1, Integer::sum);
+		}
+		assertThat(counts).containsEntry("b", 10);
+		assertThat(this.client.send("POST", "/actuator/gatewaylb/ops", "{\"endpoint\":\"nowhere:1\",\"drain\":true}")
+			.status()).isEqualTo(404);
+	}
+
+	@Test
+	void exportsTheMetersWithBoundedTagsAndRemovesThoseOfEndpointsThatLeave() {
+		this.client.getNow("/ops/");
+		this.client.getNow("/shop/");
+		String c = "127.0.0.1:" + URI.create(backends.get(2).uri()).getPort();
+		String scrape = this.client.getNow("/actuator/prometheus").body();
+		assertThat(scrape).contains("gateway_lb_picks_total{endpoint=\"" + c + "\",service=\"ops\"}")
+			.contains("gateway_lb_inflight{endpoint=\"" + c + "\",service=\"ops\"}")
+			.contains("gateway_lb_split_picks_total{split=\"shop\",target=\"ops\"}")
+			.contains("gateway_lb_refreshes_total{outcome=\"applied\"}")
+			.contains("gateway_lb_refreshes_total{outcome=\"rejected\"}");
+		refresh(instances("ops", backends.subList(0, 2), 1, 1));
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			this.client.getNow("/ops/");
+			assertThat(this.client.getNow("/actuator/prometheus").body())
+				.doesNotContain("endpoint=\"" + c + "\",service=\"ops\"");
+		});
+	}
+
+	/**
+	 * Returns a whole instance list of the simple discovery client: Boot binds a list
+	 * from one property source, so a refresh replaces the list, not one element.
+	 */
+	private static Map<String, Object> instances(String service, List<TestBackend> backends, int... weights) {
+		Map<String, Object> properties = new HashMap<>();
+		for (int i = 0; i < backends.size(); i++) {
+			String instance = "spring.cloud.discovery.client.simple.instances." + service + "[" + i + "]";
+			properties.put(instance + ".uri", backends.get(i).uri());
+			properties.put(instance + ".instance-id", backends.get(i).name());
+			properties.put(instance + ".metadata.weight", weights[i]);
+		}
+		return properties;
+	}
+
+	private Map<String, Integer> countOver(int requests, AtomicLong served) {
+		int[] before = backends.stream().mapToInt(TestBackend::requests).toArray();
+		long start = served.get();
+		await().until(() -> served.get() - start >= requests);
+		Map<String, Integer> counts = new HashMap<>();
+		int total = 0;
+		for (int i = 0; i < backends.size(); i++) {
+			int count = backends.get(i).requests() - before[i];
+			counts.put(backends.get(i).name(), count);
+			total += count;
+		}
+		// Normalize to exactly `requests` for readable shares.
+		int scale = total;
+		counts.replaceAll((name, count) -> Math.round(count * (float) requests / scale));
+		return counts;
+	}
+
+	private int[] inFlight(String service) {
+		var snapshot = this.registry.snapshot(service);
+		if (snapshot == null) {
+			return new int[0];
+		}
+		int[] counts = new int[snapshot.size()];
+		for (int i = 0; i < counts.length; i++) {
+			counts[i] = snapshot.state(i).inFlight();
+		}
+		return counts;
+	}
+
+	private void refresh(Map<String, Object> properties) {
+		this.overrides.putAll(properties);
+		this.context.getEnvironment().getPropertySources().remove("overrides");
+		this.context.getEnvironment()
+			.getPropertySources()
+			.addFirst(new MapPropertySource("overrides", Map.copyOf(this.overrides)));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
+	}
+
+	private JsonNode json(String path) {
+		GatewayClient.Answer answer = this.client.getNow(path);
+		assertThat(answer.status()).as(path).isEqualTo(200);
+		return JsonMapper.builder().build().readTree(answer.body());
+	}
+
+	private double meter(String series) {
+		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
+			if (line.startsWith(series + " ")) {
+				return Double.parseDouble(line.substring(series.length() + 1).trim());
+			}
+		}
+		return 0;
+	}
+
+}
