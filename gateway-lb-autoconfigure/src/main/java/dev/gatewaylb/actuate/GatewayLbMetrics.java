@@ -1,11 +1,13 @@
 package dev.gatewaylb.actuate;
 
+import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
@@ -14,11 +16,15 @@ import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitSettings;
+import dev.gatewaylb.gateway.UpstreamClients;
 import dev.gatewaylb.split.Split;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import org.jspecify.annotations.Nullable;
+import reactor.netty.resources.ConnectionPoolMetrics;
 
 import org.springframework.cloud.client.ServiceInstance;
 
@@ -42,6 +48,13 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 
 	static final String REFRESHES = "gateway.lb.refreshes";
 
+	static final String REJECTED = "gateway.lb.rejected";
+
+	/**
+	 * Reactor Netty's own connection pool meters, same names and tags.
+	 */
+	static final String POOL = "reactor.netty.connection.provider";
+
 	private final MeterRegistry meterRegistry;
 
 	private final SplitCounters splitCounters;
@@ -50,17 +63,26 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 
 	private final Map<String, Meter> splitMeters = new HashMap<>();
 
+	private final Map<String, List<Meter>> poolMeters = new HashMap<>();
+
+	private final @Nullable UpstreamClients upstreams;
+
 	/**
 	 * Registers the meters of every split and refresh, and of every endpoint as it joins.
 	 * @param meterRegistry the meter registry
 	 * @param registry every service's balancer
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
+	 * @param upstreams the per-service connection pools, or {@code null} without them
 	 */
 	public GatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters splitCounters) {
+			SplitCounters splitCounters, @Nullable UpstreamClients upstreams) {
 		this.meterRegistry = meterRegistry;
 		this.splitCounters = splitCounters;
+		this.upstreams = upstreams;
+		if (upstreams != null) {
+			upstreams.addListener(new PoolMeters());
+		}
 		FunctionCounter.builder(REFRESHES, settings, LiveSettings::appliedRefreshes)
 			.tag("outcome", "applied")
 			.description("Refreshes of gateway.lb put in force")
@@ -77,6 +99,12 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 	@Override
 	public synchronized void onSnapshot(String serviceId, Snapshot<ServiceInstance> previous,
 			Snapshot<ServiceInstance> next) {
+		if (!this.endpointMeters.containsKey(serviceId) && this.upstreams != null) {
+			FunctionCounter.builder(REJECTED, this.upstreams.saturated(serviceId), LongAdder::sum)
+				.tags("service", serviceId, "reason", "saturated")
+				.description("Requests answered 503 because the service's connection pool was saturated")
+				.register(this.meterRegistry);
+		}
 		Map<String, List<Meter>> registered = this.endpointMeters.computeIfAbsent(serviceId, (id) -> new HashMap<>());
 		Set<String> present = new HashSet<>();
 		for (int i = 0; i < next.size(); i++) {
@@ -106,6 +134,47 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 		return meters;
 	}
 
+	/**
+	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service.
+	 */
+	private final class PoolMeters implements UpstreamClients.PoolListener {
+
+		@Override
+		public void opened(String serviceId, String poolName, String id, SocketAddress remoteAddress,
+				ConnectionPoolMetrics metrics) {
+			Tags tags = Tags.of("name", poolName, "id", id, "remote.address", remoteAddress.toString());
+			List<Meter> meters = List.of(
+					gauge("total.connections", tags, metrics, ConnectionPoolMetrics::allocatedSize),
+					gauge("active.connections", tags, metrics, ConnectionPoolMetrics::acquiredSize),
+					gauge("idle.connections", tags, metrics, ConnectionPoolMetrics::idleSize),
+					gauge("pending.connections", tags, metrics, ConnectionPoolMetrics::pendingAcquireSize),
+					gauge("max.connections", tags, metrics, ConnectionPoolMetrics::maxAllocatedSize),
+					gauge("max.pending.connections", tags, metrics, ConnectionPoolMetrics::maxPendingAcquireSize));
+			synchronized (GatewayLbMetrics.this) {
+				GatewayLbMetrics.this.poolMeters.put(id, meters);
+			}
+		}
+
+		@Override
+		public void closed(String serviceId, String poolName, String id, SocketAddress remoteAddress) {
+			List<Meter> meters;
+			synchronized (GatewayLbMetrics.this) {
+				meters = GatewayLbMetrics.this.poolMeters.remove(id);
+			}
+			if (meters != null) {
+				meters.forEach(GatewayLbMetrics.this.meterRegistry::remove);
+			}
+		}
+
+		private Meter gauge(String name, Tags tags, ConnectionPoolMetrics metrics,
+				java.util.function.ToDoubleFunction<ConnectionPoolMetrics> value) {
+			return Gauge.builder(POOL + "." + name, metrics, value)
+				.tags(tags)
+				.register(GatewayLbMetrics.this.meterRegistry);
+		}
+
+	}
+
 	private synchronized void splitsChanged(GatewayLbSettings settings) {
 		Set<String> configured = new HashSet<>();
 		for (SplitSettings split : settings.splits().values()) {
@@ -113,13 +182,11 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 			for (Split.Target target : choice.targets()) {
 				String key = choice.name() + '\u0000' + target.service();
 				configured.add(key);
-				this.splitMeters.computeIfAbsent(key,
-						(k) -> FunctionCounter
-							.builder(SPLIT_PICKS, this.splitCounters.counter(choice.name(), target.service()),
-									java.util.concurrent.atomic.LongAdder::sum)
-							.tags("split", choice.name(), "target", target.service())
-							.description("Requests a split sent to a target service")
-							.register(this.meterRegistry));
+				this.splitMeters.computeIfAbsent(key, (k) -> FunctionCounter
+					.builder(SPLIT_PICKS, this.splitCounters.counter(choice.name(), target.service()), LongAdder::sum)
+					.tags("split", choice.name(), "target", target.service())
+					.description("Requests a split sent to a target service")
+					.register(this.meterRegistry));
 			}
 		}
 		this.splitMeters.entrySet().removeIf((entry) -> {

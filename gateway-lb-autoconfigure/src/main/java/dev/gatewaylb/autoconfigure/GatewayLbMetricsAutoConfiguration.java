@@ -4,8 +4,10 @@ import dev.gatewaylb.actuate.GatewayLbMetrics;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.SplitCounters;
+import dev.gatewaylb.gateway.UpstreamClients;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,8 +26,8 @@ public final class GatewayLbMetricsAutoConfiguration {
 
 	@Bean
 	GatewayLbMetrics gatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters counters) {
-		return new GatewayLbMetrics(meterRegistry, registry, settings, counters);
+			SplitCounters counters, ObjectProvider<UpstreamClients> upstreams) {
+		return new GatewayLbMetrics(meterRegistry, registry, settings, counters, upstreams.getIfAvailable());
 	}
 
 }

@@ -17,10 +17,17 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param hashKey Consistent-hash key: client-ip (the client's address, read from
  * X-Forwarded-For only behind trusted-proxies), header:NAME or cookie:NAME.
  * @param peakEwma Peak-EWMA settings.
+ * @param pool Connection pool of the upstream.
+ * @param timeouts Timeouts of upstream requests.
+ * @param tls TLS towards the upstream.
+ * @param http2 Whether to offer HTTP/2 (h2, negotiated by ALPN) to https upstreams.
  */
 public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm algorithm,
 		@DefaultValue("0s") Duration slowStart, @DefaultValue("client-ip") String hashKey,
-		@DefaultValue @NestedConfigurationProperty PeakEwmaProperties peakEwma) {
+		@DefaultValue @NestedConfigurationProperty PeakEwmaProperties peakEwma,
+		@DefaultValue @NestedConfigurationProperty PoolProperties pool,
+		@DefaultValue @NestedConfigurationProperty TimeoutProperties timeouts,
+		@DefaultValue @NestedConfigurationProperty TlsProperties tls, @DefaultValue("false") boolean http2) {
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.

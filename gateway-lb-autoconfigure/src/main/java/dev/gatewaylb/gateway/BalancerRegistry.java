@@ -152,7 +152,7 @@ public final class BalancerRegistry {
 			return new EmptyResponse();
 		}
 		if (lease != null) {
-			lease.hold(snapshot.acquire(index));
+			lease.hold(serviceId, snapshot.acquire(index));
 		}
 		else {
 			snapshot.acquire(index).release();

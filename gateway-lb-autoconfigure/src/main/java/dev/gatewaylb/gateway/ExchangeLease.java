@@ -32,6 +32,8 @@ public final class ExchangeLease {
 
 	private final AtomicReference<@Nullable Object> current = new AtomicReference<>();
 
+	private volatile @Nullable String serviceId;
+
 	/**
 	 * Creates a lease for an exchange from {@code remoteAddress}.
 	 * @param remoteAddress the address of the connection's peer, or {@code null}
@@ -46,6 +48,24 @@ public final class ExchangeLease {
 	 */
 	public @Nullable InetSocketAddress remoteAddress() {
 		return this.remoteAddress;
+	}
+
+	/**
+	 * Returns the service the current attempt was sent to.
+	 * @return the service id, or {@code null} before the first pick
+	 */
+	public @Nullable String serviceId() {
+		return this.serviceId;
+	}
+
+	/**
+	 * Takes the guard of a new pick of a service, releasing the previous attempt's.
+	 * @param serviceId the service picked from
+	 * @param guard the new guard
+	 */
+	public void hold(String serviceId, InFlightGuard guard) {
+		this.serviceId = serviceId;
+		hold(guard);
 	}
 
 	/**

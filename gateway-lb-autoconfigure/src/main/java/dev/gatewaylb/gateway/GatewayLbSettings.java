@@ -51,11 +51,13 @@ public final class GatewayLbSettings {
 	 * entry
 	 */
 	public static GatewayLbSettings from(GatewayLbProperties properties) {
+		ServiceSettings defaults = map("gateway.lb.defaults", properties.defaults());
 		Map<String, ServiceSettings> services = new HashMap<>();
-		properties.services().forEach((id, service) -> services.put(normalize(id), map(service)));
+		properties.services()
+			.forEach((id, service) -> services.put(normalize(id), map("gateway.lb.services." + id, service)));
 		Map<String, SplitSettings> splits = new HashMap<>();
 		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
-		return new GatewayLbSettings(map(properties.defaults()), services, splits, properties.trustedProxies());
+		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies());
 	}
 
 	/**
@@ -100,10 +102,32 @@ public final class GatewayLbSettings {
 		return this.trustedProxies;
 	}
 
-	static ServiceSettings map(ServiceProperties service) {
+	/**
+	 * Maps one service's merged properties.
+	 * @param path the property path of the service, for messages
+	 * @param service the properties
+	 */
+	static ServiceSettings map(String path, ServiceProperties service) {
 		BalancerSettings balancer = new BalancerSettings(algorithm(service.algorithm()), service.slowStart().toNanos(),
 				service.peakEwma().decay().toNanos());
-		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()));
+		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()), upstream(path, service));
+	}
+
+	private static UpstreamSettings upstream(String path, ServiceProperties service) {
+		String trustedCa = service.tls().trustedCa();
+		List<java.security.cert.X509Certificate> certificates = null;
+		if (!trustedCa.isBlank()) {
+			try {
+				certificates = UpstreamSettings.readCertificates(trustedCa.trim());
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidConfigurationPropertyValueException(path + ".tls.trusted-ca", trustedCa,
+						ex.getMessage());
+			}
+		}
+		return new UpstreamSettings(service.pool().maxConnections(), service.pool().maxPending(),
+				service.pool().pendingTimeout(), service.pool().maxIdleTime(), service.timeouts().connect(),
+				service.timeouts().response(), service.timeouts().bodyIdle(), certificates, service.http2());
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

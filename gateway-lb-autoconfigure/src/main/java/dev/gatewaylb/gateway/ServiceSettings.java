@@ -9,17 +9,14 @@ import dev.gatewaylb.balance.BalancerSettings;
  *
  * @param balancer the balancer's settings
  * @param hashKey where a consistent-hash key comes from
+ * @param upstream how to talk to the service's endpoints
  */
-public record ServiceSettings(BalancerSettings balancer, HashKey hashKey) {
-
-	/**
-	 * The settings of a service when nothing is configured.
-	 */
-	public static final ServiceSettings DEFAULTS = new ServiceSettings(BalancerSettings.DEFAULTS, HashKey.CLIENT_IP);
+public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
 		Objects.requireNonNull(hashKey, "hashKey");
+		Objects.requireNonNull(upstream, "upstream");
 	}
 
 }

@@ -5,7 +5,6 @@ import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.InstanceCacheEviction;
-import dev.gatewaylb.gateway.LatencyRecordingFilter;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancer;
 import org.junit.jupiter.api.Test;
@@ -39,9 +38,7 @@ class GatewayLbAutoConfigurationTests {
 	@Test
 	void balancesEveryServiceThroughTheRegistry() {
 		this.runner.run((context) -> {
-			assertThat(context).hasSingleBean(BalancerRegistry.class)
-				.hasSingleBean(InFlightReleaseFilter.class)
-				.hasSingleBean(LatencyRecordingFilter.class);
+			assertThat(context).hasSingleBean(BalancerRegistry.class).hasSingleBean(InFlightReleaseFilter.class);
 			LoadBalancerClientFactory factory = context.getBean(LoadBalancerClientFactory.class);
 			assertThat(factory.getInstance("catalog", ReactorServiceInstanceLoadBalancer.class))
 				.isInstanceOf(ServiceBalancer.class);

@@ -1,0 +1,38 @@
+package dev.gatewaylb.config;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The connection pool of a service's upstream.
+ *
+ * @param maxConnections Most connections open to each endpoint (host:port) of the service
+ * at once; Reactor Netty keeps one pool per endpoint address.
+ * @param maxPending Most requests waiting for a connection to an endpoint; one more is
+ * answered 503 at once.
+ * @param pendingTimeout Longest wait for a connection; past it the request is answered
+ * 503. 0 means no time limit (max-pending still bounds the queue).
+ * @param maxIdleTime How long an idle connection is kept; keep it below the upstream's
+ * keep-alive timeout.
+ */
+public record PoolProperties(@DefaultValue("256") int maxConnections, @DefaultValue("256") int maxPending,
+		@DefaultValue("5s") Duration pendingTimeout, @DefaultValue("30s") Duration maxIdleTime) {
+
+	public PoolProperties {
+		if (maxConnections <= 0) {
+			throw new IllegalArgumentException("max-connections: " + maxConnections + " (expected: > 0)");
+		}
+		if (maxPending <= 0) {
+			throw new IllegalArgumentException("max-pending: " + maxPending + " (expected: > 0)");
+		}
+		if (pendingTimeout.isNegative()) {
+			throw new IllegalArgumentException(
+					"pending-timeout: " + Durations.format(pendingTimeout) + " (expected: >= 0s)");
+		}
+		if (maxIdleTime.isNegative() || maxIdleTime.isZero()) {
+			throw new IllegalArgumentException("max-idle-time: " + Durations.format(maxIdleTime) + " (expected: > 0s)");
+		}
+	}
+
+}

@@ -1,0 +1,150 @@
+package dev.gatewaylb.gateway;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+
+import dev.gatewaylb.balance.InFlightGuard;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Handles an upstream attempt up to its response headers: the service's header deadline,
+ * the latency sample, and the answers for the failures Spring Cloud Gateway would turn
+ * into 500.
+ * <p>
+ * Ordered after the load-balancer filter and before the routing filter: the rest of the
+ * chain completes when the routing filter has the upstream's status and headers, so the
+ * deadline ({@code timeouts.response}) covers waiting for a connection, connecting,
+ * sending and the headers, and the latency sample is the upstream's time to answer, not
+ * the client's time to download.
+ * <ul>
+ * <li>Pool saturated (pending queue full, or pending timeout): 503 "upstream saturated",
+ * counted per service. The endpoint was not contacted and is not charged.</li>
+ * <li>Connect failure (refused, connect timeout, reset before the headers): 502, and the
+ * endpoint is charged a failure.</li>
+ * <li>No headers within {@code timeouts.response}: 504, and the endpoint is charged a
+ * failure.</li>
+ * </ul>
+ * A failure counts as a latency sample of at least one second, so an endpoint that
+ * refuses connections quickly does not look fast. A client that goes away records
+ * nothing; that is not the endpoint's doing.
+ */
+public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
+
+	/**
+	 * After the load-balancer filter and its instance-cookie filter.
+	 */
+	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER + 2;
+
+	/**
+	 * What a failed attempt counts as at least: one second.
+	 */
+	static final long FAILURE_LATENCY_NANOS = 1_000_000_000L;
+
+	private final BalancerRegistry registry;
+
+	private final LiveSettings settings;
+
+	private final UpstreamClients clients;
+
+	/**
+	 * Creates the filter.
+	 * @param registry the registry whose clock times the samples
+	 * @param settings the settings in force
+	 * @param clients the per-service clients, which count saturation
+	 */
+	public UpstreamResponseFilter(BalancerRegistry registry, LiveSettings settings, UpstreamClients clients) {
+		this.registry = registry;
+		this.settings = settings;
+		this.clients = clients;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
+		InFlightGuard guard = (lease != null) ? lease.guard() : null;
+		String service = (lease != null) ? lease.serviceId() : null;
+		if (guard == null || service == null) {
+			return chain.filter(exchange);
+		}
+		Duration deadline = this.settings.get().forService(service).upstream().responseTimeout();
+		Mono<Void> attempt = chain.filter(exchange);
+		if (!deadline.isZero()) {
+			attempt = attempt.timeout(deadline);
+		}
+		return attempt.doOnSuccess((done) -> guard.recordLatency(this.registry.nanoTime()))
+			.onErrorResume((ex) -> failed(exchange, guard, service, ex));
+	}
+
+	private Mono<Void> failed(ServerWebExchange exchange, InFlightGuard guard, String service, Throwable ex) {
+		if (isSaturation(ex)) {
+			this.clients.countSaturated(service);
+			return answer(exchange, HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated", service, ex);
+		}
+		guard.recordFailure(FAILURE_LATENCY_NANOS, this.registry.nanoTime());
+		if (ex instanceof TimeoutException) {
+			return answer(exchange, HttpStatus.GATEWAY_TIMEOUT, "upstream response timeout", service, ex);
+		}
+		if (causedBy(ex, ConnectException.class) || causedBy(ex, IOException.class)) {
+			return answer(exchange, HttpStatus.BAD_GATEWAY, "upstream connect failed", service, ex);
+		}
+		return Mono.error(ex);
+	}
+
+	/**
+	 * Returns whether {@code ex} comes from a full pending queue or a pending timeout.
+	 * Reactor Netty shades reactor-pool's exceptions into an internal package, so they
+	 * are recognised by name rather than imported.
+	 */
+	static boolean isSaturation(Throwable ex) {
+		for (Throwable t = ex; t != null; t = t.getCause()) {
+			String name = t.getClass().getName();
+			if (name.endsWith("PoolAcquirePendingLimitException") || name.endsWith("PoolAcquireTimeoutException")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean causedBy(Throwable ex, Class<? extends Throwable> type) {
+		for (Throwable t = ex; t != null; t = t.getCause()) {
+			if (type.isInstance(t)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Writes a small JSON error, unless the response is already on its way.
+	 */
+	private static Mono<Void> answer(ServerWebExchange exchange, HttpStatus status, String error, String service,
+			Throwable cause) {
+		ServerHttpResponse response = exchange.getResponse();
+		if (response.isCommitted()) {
+			return Mono.error(cause);
+		}
+		response.setStatusCode(status);
+		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
+		String body = "{\"status\":" + status.value() + ",\"error\":\"" + error + "\",\"service\":\""
+				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body.getBytes(StandardCharsets.UTF_8))));
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+}
