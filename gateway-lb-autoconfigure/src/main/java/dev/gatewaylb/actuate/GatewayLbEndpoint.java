@@ -14,6 +14,8 @@ import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceSettings;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitSettings;
+import dev.gatewaylb.gateway.UpstreamClients;
+import dev.gatewaylb.gateway.UpstreamSettings;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -41,16 +43,21 @@ public class GatewayLbEndpoint {
 
 	private final SplitCounters splitCounters;
 
+	private final @Nullable UpstreamClients upstreams;
+
 	/**
 	 * Creates the endpoint.
 	 * @param registry every service's balancer
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
+	 * @param upstreams the per-service connection pools, or {@code null} without them
 	 */
-	public GatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters splitCounters) {
+	public GatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters splitCounters,
+			@Nullable UpstreamClients upstreams) {
 		this.registry = registry;
 		this.settings = settings;
 		this.splitCounters = splitCounters;
+		this.upstreams = upstreams;
 	}
 
 	/**
@@ -62,10 +69,10 @@ public class GatewayLbEndpoint {
 		GatewayLbSettings current = this.settings.get();
 		Map<String, ServiceReport> services = new TreeMap<>();
 		Map<String, Snapshot<ServiceInstance>> snapshots = this.registry.snapshots();
-		snapshots.forEach((id, snapshot) -> services.put(id, service(current.forService(id), snapshot)));
+		snapshots.forEach((id, snapshot) -> services.put(id, service(id, current.forService(id), snapshot)));
 		for (String id : current.configuredServices()) {
 			if (snapshots.keySet().stream().noneMatch(id::equalsIgnoreCase)) {
-				services.put(id, service(current.forService(id), null));
+				services.put(id, service(id, current.forService(id), null));
 			}
 		}
 		Map<String, SplitReport> splits = new TreeMap<>();
@@ -113,7 +120,7 @@ public class GatewayLbEndpoint {
 		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
 	}
 
-	private ServiceReport service(ServiceSettings settings, @Nullable Snapshot<ServiceInstance> snapshot) {
+	private ServiceReport service(String id, ServiceSettings settings, @Nullable Snapshot<ServiceInstance> snapshot) {
 		BalancerSettings balancer = (snapshot != null) ? snapshot.settings() : settings.balancer();
 		List<EndpointReport> endpoints = new ArrayList<>();
 		long now = this.registry.nanoTime();
@@ -123,8 +130,13 @@ public class GatewayLbEndpoint {
 					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
 					snapshot.isDraining(i) ? "draining" : "healthy"));
 		}
+		UpstreamClients.PoolCounts counts = (this.upstreams != null) ? this.upstreams.counts(id) : null;
+		UpstreamSettings upstream = settings.upstream();
+		PoolReport pool = (counts != null) ? new PoolReport(counts.maxConnections(), counts.maxPending(),
+				counts.active(), counts.idle(), counts.pending())
+				: new PoolReport(upstream.maxConnections(), upstream.maxPending(), 0, 0, 0);
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000, hashKey(settings),
-				endpoints);
+				endpoints, pool);
 	}
 
 	private SplitReport split(SplitSettings settings) {
@@ -180,9 +192,22 @@ public class GatewayLbEndpoint {
 	 * @param slowStartMillis the slow-start window
 	 * @param hashKey the consistent-hash key
 	 * @param endpoints the endpoints, in discovery order
+	 * @param pool the service's connection pools
 	 */
-	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey,
-			List<EndpointReport> endpoints) {
+	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, List<EndpointReport> endpoints,
+			PoolReport pool) {
+	}
+
+	/**
+	 * A service's connection pools: limits per endpoint, counts over all endpoints.
+	 *
+	 * @param maxConnections the connection cap per endpoint
+	 * @param maxPending the pending limit per endpoint
+	 * @param active connections in use
+	 * @param idle idle connections
+	 * @param pending requests waiting for a connection
+	 */
+	public record PoolReport(int maxConnections, int maxPending, int active, int idle, int pending) {
 	}
 
 	/**

@@ -4,7 +4,9 @@ import dev.gatewaylb.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.SplitCounters;
+import dev.gatewaylb.gateway.UpstreamClients;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,8 +28,9 @@ public final class GatewayLbEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GatewayLbEndpoint gatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters counters) {
-		return new GatewayLbEndpoint(registry, settings, counters);
+	GatewayLbEndpoint gatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters counters,
+			ObjectProvider<UpstreamClients> upstreams) {
+		return new GatewayLbEndpoint(registry, settings, counters, upstreams.getIfAvailable());
 	}
 
 }

@@ -215,6 +215,12 @@ class OperationsIT {
 			picks += endpoint.get("picks").asLong();
 		}
 		assertThat(picks).isGreaterThanOrEqualTo(9);
+		JsonNode pool = ops.get("pool");
+		assertThat(pool.get("maxConnections").asInt()).isEqualTo(256);
+		assertThat(pool.get("maxPending").asInt()).isEqualTo(256);
+		assertThat(pool.get("active").asInt()).isZero();
+		assertThat(pool.get("idle").asInt()).as("kept-alive connections").isPositive();
+		assertThat(pool.get("pending").asInt()).isZero();
 		JsonNode target = report.get("splits").get("shop").get("targets").get(0);
 		assertThat(target.get("service").asString()).isEqualTo("ops");
 		assertThat(target.get("picks").asLong()).isGreaterThanOrEqualTo(9);
