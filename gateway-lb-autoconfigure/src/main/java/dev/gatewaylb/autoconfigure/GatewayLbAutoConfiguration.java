@@ -94,8 +94,8 @@ public final class GatewayLbAutoConfiguration {
 	}
 
 	@Bean
-	InFlightReleaseFilter gatewayLbInFlightReleaseFilter() {
-		return new InFlightReleaseFilter();
+	InFlightReleaseFilter gatewayLbInFlightReleaseFilter(BalancerRegistry registry) {
+		return new InFlightReleaseFilter(registry);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.balance.InFlightGuard;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -26,6 +27,16 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 	 */
 	public static final int ORDER = NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1;
 
+	private final BalancerRegistry registry;
+
+	/**
+	 * Creates the filter.
+	 * @param registry the registry whose clock times failure samples
+	 */
+	public InFlightReleaseFilter(BalancerRegistry registry) {
+		this.registry = registry;
+	}
+
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		Route route = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR);
@@ -34,7 +45,15 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 		}
 		ExchangeLease lease = new ExchangeLease(exchange.getRequest().getRemoteAddress());
 		exchange.getAttributes().put(ExchangeLease.ATTRIBUTE, lease);
-		return chain.filter(exchange).doFinally((signal) -> lease.close());
+		return chain.filter(exchange).doOnError((ex) -> {
+			// Failures before the headers were answered (and charged) upstream of here;
+			// what arrives here failed while the body was streaming: an upstream that
+			// went idle past body-idle or broke the connection mid-body.
+			InFlightGuard guard = lease.guard();
+			if (guard != null) {
+				guard.recordFailure(UpstreamResponseFilter.FAILURE_LATENCY_NANOS, this.registry.nanoTime());
+			}
+		}).doFinally((signal) -> lease.close());
 	}
 
 	@Override
