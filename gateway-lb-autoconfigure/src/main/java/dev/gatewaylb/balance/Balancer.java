@@ -52,6 +52,8 @@ public final class Balancer<T> {
 
 	private final Object rebuildMonitor = new Object();
 
+	private final java.util.concurrent.atomic.AtomicBoolean reevaluating = new java.util.concurrent.atomic.AtomicBoolean();
+
 	/**
 	 * Addresses that take no new picks. Guarded by the rebuild monitor; an address that
 	 * leaves the set leaves this set too.
@@ -140,6 +142,35 @@ public final class Balancer<T> {
 		}
 	}
 
+	/**
+	 * Rebuilds the current endpoints so that ejections and active health results take
+	 * effect: called after an ejection, and by a pick once an ejection has ended.
+	 * @return the new snapshot
+	 */
+	public Snapshot<T> reevaluate() {
+		synchronized (this.rebuildMonitor) {
+			Snapshot<T> previous = this.current.get();
+			return swap(build(previous.values(), previous.settings(), previous));
+		}
+	}
+
+	/**
+	 * Rebuilds if {@code seen} is still current and no other thread is rebuilding, so
+	 * that the many picks that notice an ended ejection trigger one rebuild.
+	 */
+	void reevaluate(Snapshot<T> seen) {
+		if (this.current.get() == seen && this.reevaluating.compareAndSet(false, true)) {
+			try {
+				if (this.current.get() == seen) {
+					reevaluate();
+				}
+			}
+			finally {
+				this.reevaluating.set(false);
+			}
+		}
+	}
+
 	private Snapshot<T> swap(Snapshot<T> next) {
 		this.current.set(next);
 		return next;
@@ -166,6 +197,11 @@ public final class Balancer<T> {
 				kept.add(value);
 				endpoints.add(endpoint);
 				EndpointState state = carried.get(endpoint.address());
+				if (state != null && state.ejectedUntilNanos() != EndpointState.NOT_EJECTED && !state.isEjected(now)) {
+					// Its ejection is over: back in, ramping like a newcomer if slow
+					// start is on.
+					state.returned(now, settings.slowStartNanos() > 0);
+				}
 				states.add((state != null) ? state : new EndpointState(endpoint.address(), rampStart));
 			}
 		}
@@ -178,7 +214,7 @@ public final class Balancer<T> {
 				draining, settings, this.nanoClock, this.random, now);
 		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
 		long generation = (previous != null) ? previous.generation() + 1 : 0;
-		return new Snapshot<>(List.copyOf(kept), members, strategy, generation);
+		return new Snapshot<>(List.copyOf(kept), members, strategy, generation, this);
 	}
 
 }

@@ -32,9 +32,25 @@ public final class EndpointState {
 	final PeakEwma latency = new PeakEwma();
 
 	/**
-	 * When the ramp began, or {@link SlowStart#NO_RAMP}. Written only by a rebuild.
+	 * When the ramp began, or {@link SlowStart#NO_RAMP}. Written when the address joins,
+	 * and again when it returns from an ejection.
 	 */
-	final long rampStartNanos;
+	volatile long rampStartNanos;
+
+	private final java.util.concurrent.atomic.AtomicInteger consecutiveFailures = new java.util.concurrent.atomic.AtomicInteger();
+
+	/**
+	 * Until when passive health keeps the endpoint out, or {@link #NOT_EJECTED}.
+	 */
+	private volatile long ejectedUntilNanos = NOT_EJECTED;
+
+	private volatile int timesEjected;
+
+	private volatile long returnedAtNanos = NOT_EJECTED;
+
+	private volatile boolean unhealthy;
+
+	static final long NOT_EJECTED = Long.MIN_VALUE;
 
 	@SuppressWarnings("unused") // accessed through IN_FLIGHT
 	private volatile int inFlight;
@@ -77,6 +93,112 @@ public final class EndpointState {
 	 */
 	public double latencyNanos(long nowNanos, long decayNanos) {
 		return this.latency.cost(nowNanos, decayNanos);
+	}
+
+	/**
+	 * Returns how many failures in a row the endpoint has had since its last success.
+	 * @return the streak
+	 */
+	public int consecutiveFailures() {
+		return this.consecutiveFailures.get();
+	}
+
+	/**
+	 * Returns whether passive health has the endpoint out at {@code nowNanos}.
+	 * @param nowNanos the balancer clock's current time
+	 * @return whether ejected
+	 */
+	public boolean isEjected(long nowNanos) {
+		long until = this.ejectedUntilNanos;
+		return until != NOT_EJECTED && nowNanos - until < 0;
+	}
+
+	/**
+	 * Returns until when the endpoint is ejected.
+	 * @return the balancer clock's time, or {@code Long.MIN_VALUE} when not ejected
+	 */
+	public long ejectedUntilNanos() {
+		return this.ejectedUntilNanos;
+	}
+
+	/**
+	 * Returns how many times passive health has ejected the endpoint without a long
+	 * enough healthy spell since.
+	 * @return the count, which multiplies the next ejection time
+	 */
+	public int timesEjected() {
+		return this.timesEjected;
+	}
+
+	/**
+	 * Returns whether the last active health check passed (true until a check fails).
+	 * @return whether healthy
+	 */
+	public boolean isHealthy() {
+		return !this.unhealthy;
+	}
+
+	/**
+	 * Records the outcome of an active health check.
+	 * @param healthy whether it passed
+	 * @return whether the state changed
+	 */
+	public boolean markHealthy(boolean healthy) {
+		boolean changed = this.unhealthy == healthy;
+		this.unhealthy = !healthy;
+		return changed;
+	}
+
+	/**
+	 * Records a success: ends the failure streak, and forgets past ejections once the
+	 * endpoint has served well for {@code forgiveAfterNanos} since its return.
+	 * @param nowNanos the balancer clock's current time
+	 * @param forgiveAfterNanos how long after a return the ejection count resets
+	 */
+	public void recordSuccess(long nowNanos, long forgiveAfterNanos) {
+		if (this.consecutiveFailures.get() != 0) {
+			this.consecutiveFailures.set(0);
+		}
+		long returned = this.returnedAtNanos;
+		if (this.timesEjected != 0 && returned != NOT_EJECTED && nowNanos - returned >= forgiveAfterNanos) {
+			this.timesEjected = 0;
+		}
+	}
+
+	/**
+	 * Records a failure.
+	 * @return the failure streak including this one
+	 */
+	public int recordFailure() {
+		return this.consecutiveFailures.incrementAndGet();
+	}
+
+	/**
+	 * Ejects the endpoint until {@code untilNanos}, unless it is already ejected.
+	 * @param nowNanos the balancer clock's current time
+	 * @param untilNanos when it may return
+	 * @return whether this call ejected it
+	 */
+	public synchronized boolean eject(long nowNanos, long untilNanos) {
+		if (isEjected(nowNanos)) {
+			return false;
+		}
+		this.ejectedUntilNanos = untilNanos;
+		this.timesEjected++;
+		this.consecutiveFailures.set(0);
+		return true;
+	}
+
+	/**
+	 * Marks the return of an endpoint whose ejection ended, ramping it from
+	 * {@code nowNanos} when {@code ramp} is set.
+	 */
+	synchronized void returned(long nowNanos, boolean ramp) {
+		this.ejectedUntilNanos = NOT_EJECTED;
+		this.returnedAtNanos = nowNanos;
+		if (ramp) {
+			this.rampStartNanos = nowNanos;
+		}
 	}
 
 	void acquire() {

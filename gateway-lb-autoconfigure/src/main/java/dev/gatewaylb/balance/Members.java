@@ -27,6 +27,23 @@ final class Members {
 	 */
 	final boolean[] draining;
 
+	/**
+	 * Whether each endpoint may be picked: weight above 0, not draining, and, unless the
+	 * set fails open, neither ejected nor unhealthy.
+	 */
+	private final boolean[] pickable;
+
+	/**
+	 * Whether every endpoint that could take traffic is ejected or unhealthy, so that
+	 * picks go to all of them rather than to none.
+	 */
+	final boolean failOpen;
+
+	/**
+	 * When the first ejection in this snapshot ends, or {@link #NO_RAMP_END}.
+	 */
+	final long nextReturnNanos;
+
 	final BalancerSettings settings;
 
 	final LongSupplier nanoClock;
@@ -52,16 +69,37 @@ final class Members {
 		this.settings = settings;
 		this.nanoClock = nanoClock;
 		this.random = random;
-		int count = 0;
+		// Candidates take traffic unless drained or weighed 0; healthy candidates are
+		// those passive and active health leave in.
+		boolean[] candidate = new boolean[endpoints.length];
+		boolean[] healthy = new boolean[endpoints.length];
+		int candidates = 0;
+		int healthyCount = 0;
+		long nextReturn = NO_RAMP_END;
 		for (int i = 0; i < endpoints.length; i++) {
-			if (weight(i) > 0) {
-				count++;
+			candidate[i] = !draining[i] && endpoints[i].weight() > 0;
+			if (!candidate[i]) {
+				continue;
+			}
+			candidates++;
+			EndpointState state = states[i];
+			boolean ejected = state.isEjected(nowNanos);
+			if (ejected && (nextReturn == NO_RAMP_END || state.ejectedUntilNanos() - nextReturn < 0)) {
+				nextReturn = state.ejectedUntilNanos();
+			}
+			healthy[i] = !ejected && state.isHealthy();
+			if (healthy[i]) {
+				healthyCount++;
 			}
 		}
+		this.failOpen = healthyCount == 0 && candidates > 0;
+		this.pickable = this.failOpen ? candidate : healthy;
+		this.nextReturnNanos = nextReturn;
+		int count = this.failOpen ? candidates : healthyCount;
 		this.eligible = new int[count];
 		long rampEnd = NO_RAMP_END;
 		for (int i = 0, e = 0; i < endpoints.length; i++) {
-			if (weight(i) > 0) {
+			if (this.pickable[i]) {
 				this.eligible[e++] = i;
 				long start = states[i].rampStartNanos;
 				if (start != SlowStart.NO_RAMP && settings.slowStartNanos() > 0) {
@@ -78,10 +116,10 @@ final class Members {
 
 	/**
 	 * Returns the weight endpoint {@code index} is balanced with: its configured weight,
-	 * or 0 while it drains.
+	 * or 0 while it cannot be picked (draining, ejected, unhealthy).
 	 */
 	int weight(int index) {
-		return this.draining[index] ? 0 : this.endpoints[index].weight();
+		return this.pickable[index] ? this.endpoints[index].weight() : 0;
 	}
 
 	/**

@@ -23,11 +23,14 @@ public final class Snapshot<T> {
 
 	private final long generation;
 
-	Snapshot(List<T> values, Members members, Strategy strategy, long generation) {
+	private final Balancer<T> balancer;
+
+	Snapshot(List<T> values, Members members, Strategy strategy, long generation, Balancer<T> balancer) {
 		this.values = values;
 		this.members = members;
 		this.strategy = strategy;
 		this.generation = generation;
+		this.balancer = balancer;
 	}
 
 	/**
@@ -37,7 +40,29 @@ public final class Snapshot<T> {
 	 * weight 0, or all draining)
 	 */
 	public int select(@Nullable CharSequence hashKey) {
+		returnEndedEjections();
 		return this.strategy.select(hashKey);
+	}
+
+	/**
+	 * Lets the balancer rebuild once an ejection of this snapshot has ended; the
+	 * returning endpoint takes picks from the next snapshot on. Reads the clock only
+	 * while an endpoint is ejected.
+	 */
+	private void returnEndedEjections() {
+		long nextReturn = this.members.nextReturnNanos;
+		if (nextReturn != Members.NO_RAMP_END && this.members.nanoClock.getAsLong() - nextReturn >= 0) {
+			this.balancer.reevaluate(this);
+		}
+	}
+
+	/**
+	 * Returns whether every endpoint that could take traffic is ejected or unhealthy, so
+	 * that picks go to all of them (fail open) rather than to none.
+	 * @return whether the snapshot fails open
+	 */
+	public boolean isFailOpen() {
+		return this.members.failOpen;
 	}
 
 	/**
@@ -47,6 +72,7 @@ public final class Snapshot<T> {
 	 * @return the endpoint's index, or -1 when the set has no endpoint of weight above 0
 	 */
 	public int selectUniformly() {
+		returnEndedEjections();
 		int[] eligible = this.members.eligible;
 		return (eligible.length == 0) ? -1 : eligible[this.members.random.get().nextInt(eligible.length)];
 	}

@@ -1,0 +1,102 @@
+package dev.gatewaylb.health;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.LongSupplier;
+
+/**
+ * Caps retries at a share of requests over a sliding window, plus a floor per second so
+ * that a quiet service can still retry: over the last {@value #WINDOW_SECONDS} seconds,
+ * retries may not exceed {@code percent}% of requests plus
+ * {@code minPerSecond x }{@value #WINDOW_SECONDS}. A retry storm (every endpoint failing)
+ * therefore adds at most that much load, instead of multiplying it by the number of
+ * attempts. Finagle's and gRPC's retry budgets work the same way.
+ * <p>
+ * Lock-free: one-second buckets of requests and retries in atomic arrays; a bucket is
+ * reset by the first thread to enter a new second. Counting is approximate at bucket
+ * boundaries by at most one second's traffic, never unbounded.
+ */
+public final class RetryBudget {
+
+	/**
+	 * Length of the window, in one-second buckets.
+	 */
+	public static final int WINDOW_SECONDS = 10;
+
+	private final int percent;
+
+	private final int minPerSecond;
+
+	private final LongSupplier nanoClock;
+
+	private final AtomicLongArray requests = new AtomicLongArray(WINDOW_SECONDS);
+
+	private final AtomicLongArray retries = new AtomicLongArray(WINDOW_SECONDS);
+
+	/**
+	 * The second each bucket currently counts.
+	 */
+	private final AtomicLongArray seconds = new AtomicLongArray(WINDOW_SECONDS);
+
+	/**
+	 * Creates a budget.
+	 * @param percent retries allowed as a share of requests, 0 to 100 or more
+	 * @param minPerSecond retries allowed per second whatever the traffic
+	 * @param nanoClock a monotonic clock
+	 */
+	public RetryBudget(int percent, int minPerSecond, LongSupplier nanoClock) {
+		this.percent = percent;
+		this.minPerSecond = minPerSecond;
+		this.nanoClock = nanoClock;
+		long now = second();
+		for (int i = 0; i < WINDOW_SECONDS; i++) {
+			this.seconds.set(i, now);
+		}
+	}
+
+	/**
+	 * Counts a request (a first attempt).
+	 */
+	public void requested() {
+		this.requests.incrementAndGet(bucket(second()));
+	}
+
+	/**
+	 * Takes one retry from the budget if it has room.
+	 * @return whether the retry may go
+	 */
+	public boolean tryRetry() {
+		long now = second();
+		int bucket = bucket(now);
+		long requestsInWindow = 0;
+		long retriesInWindow = 0;
+		for (int i = 0; i < WINDOW_SECONDS; i++) {
+			if (now - this.seconds.get(i) < WINDOW_SECONDS) {
+				requestsInWindow += this.requests.get(i);
+				retriesInWindow += this.retries.get(i);
+			}
+		}
+		long allowed = requestsInWindow * this.percent / 100 + (long) this.minPerSecond * WINDOW_SECONDS;
+		if (retriesInWindow >= allowed) {
+			return false;
+		}
+		this.retries.incrementAndGet(bucket);
+		return true;
+	}
+
+	private int bucket(long second) {
+		int bucket = (int) Math.floorMod(second, (long) WINDOW_SECONDS);
+		long counted = this.seconds.get(bucket);
+		if (counted != second && this.seconds.compareAndSet(bucket, counted, second)) {
+			// A new second for this bucket: its old counts belong to a second that left
+			// the window.
+			this.requests.set(bucket, 0);
+			this.retries.set(bucket, 0);
+		}
+		return bucket;
+	}
+
+	private long second() {
+		return Math.floorDiv(this.nanoClock.getAsLong(), 1_000_000_000L);
+	}
+
+}
