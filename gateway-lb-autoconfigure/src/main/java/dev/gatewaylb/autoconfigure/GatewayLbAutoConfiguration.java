@@ -13,6 +13,7 @@ import dev.gatewaylb.gateway.InstanceCacheEviction;
 import dev.gatewaylb.gateway.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.SimpleDiscoveryWeights;
+import dev.gatewaylb.gateway.RetryFilter;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitFilter;
 import dev.gatewaylb.gateway.UpstreamClients;
@@ -141,6 +142,11 @@ public final class GatewayLbAutoConfiguration {
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties,
 				UpstreamClients clients, LiveSettings settings) {
 			return new UpstreamRoutingFilter(httpClient, headersFilters, properties, clients, settings);
+		}
+
+		@Bean
+		RetryFilter gatewayLbRetryFilter(LiveSettings settings) {
+			return new RetryFilter(settings, System::nanoTime);
 		}
 
 		@Bean

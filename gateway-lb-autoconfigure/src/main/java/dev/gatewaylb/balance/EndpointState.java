@@ -50,6 +50,8 @@ public final class EndpointState {
 
 	private volatile boolean unhealthy;
 
+	private final LongAdder ejections = new LongAdder();
+
 	static final long NOT_EJECTED = Long.MIN_VALUE;
 
 	@SuppressWarnings("unused") // accessed through IN_FLIGHT
@@ -131,6 +133,14 @@ public final class EndpointState {
 	}
 
 	/**
+	 * Returns how many times passive health has ejected the endpoint since it joined.
+	 * @return the count
+	 */
+	public long ejections() {
+		return this.ejections.sum();
+	}
+
+	/**
 	 * Returns whether the last active health check passed (true until a check fails).
 	 * @return whether healthy
 	 */
@@ -185,6 +195,7 @@ public final class EndpointState {
 		}
 		this.ejectedUntilNanos = untilNanos;
 		this.timesEjected++;
+		this.ejections.increment();
 		this.consecutiveFailures.set(0);
 		return true;
 	}

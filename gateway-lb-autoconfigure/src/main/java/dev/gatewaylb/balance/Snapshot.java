@@ -78,6 +78,28 @@ public final class Snapshot<T> {
 	}
 
 	/**
+	 * Selects an endpoint uniformly at random among those {@code avoid} does not reject,
+	 * for a retry that should go elsewhere.
+	 * @param avoid addresses to avoid
+	 * @return the endpoint's index, or -1 when every eligible endpoint is avoided
+	 */
+	public int selectAvoiding(java.util.function.Predicate<String> avoid) {
+		int[] eligible = this.members.eligible;
+		int n = eligible.length;
+		if (n == 0) {
+			return -1;
+		}
+		int start = this.members.random.get().nextInt(n);
+		for (int i = 0; i < n; i++) {
+			int index = eligible[(start + i) % n];
+			if (!avoid.test(this.members.endpoints[index].address())) {
+				return index;
+			}
+		}
+		return -1;
+	}
+
+	/**
 	 * Returns whether the algorithm needs in-flight counts or latency samples, which only
 	 * callers that report a request's end provide.
 	 * @return whether the algorithm is load-aware

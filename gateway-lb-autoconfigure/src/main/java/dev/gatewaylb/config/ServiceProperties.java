@@ -21,13 +21,17 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param timeouts Timeouts of upstream requests.
  * @param tls TLS towards the upstream.
  * @param http2 Whether to offer HTTP/2 (h2, negotiated by ALPN) to https upstreams.
+ * @param health Health checking of the endpoints.
+ * @param retry Retries on other endpoints.
  */
 public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm algorithm,
 		@DefaultValue("0s") Duration slowStart, @DefaultValue("client-ip") String hashKey,
 		@DefaultValue @NestedConfigurationProperty PeakEwmaProperties peakEwma,
 		@DefaultValue @NestedConfigurationProperty PoolProperties pool,
 		@DefaultValue @NestedConfigurationProperty TimeoutProperties timeouts,
-		@DefaultValue @NestedConfigurationProperty TlsProperties tls, @DefaultValue("false") boolean http2) {
+		@DefaultValue @NestedConfigurationProperty TlsProperties tls, @DefaultValue("false") boolean http2,
+		@DefaultValue @NestedConfigurationProperty HealthProperties health,
+		@DefaultValue @NestedConfigurationProperty RetryProperties retry) {
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.

@@ -11,12 +11,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.split.Cookies;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -60,6 +63,8 @@ public final class BalancerRegistry {
 
 	private final List<SnapshotListener> listeners = new CopyOnWriteArrayList<>();
 
+	private final ConcurrentMap<String, LongAdder> failOpen = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates a registry. A service rebuilds at its first pick after the live settings
 	 * changed, if its own settings did.
@@ -85,6 +90,72 @@ public final class BalancerRegistry {
 	 */
 	public void addListener(SnapshotListener listener) {
 		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
+	/**
+	 * Reports that an attempt succeeded: the endpoint's failure streak ends.
+	 * @param serviceId the service id
+	 * @param guard the attempt's guard
+	 */
+	public void succeeded(String serviceId, InFlightGuard guard) {
+		this.settings.get()
+			.forService(serviceId)
+			.health()
+			.passive()
+			.succeeded(guard.endpoint(), this.nanoClock.getAsLong());
+	}
+
+	/**
+	 * Reports that an attempt failed (connect error, timeout, a body that broke off, a
+	 * 5xx answer); passive health may eject the endpoint, which takes effect at once.
+	 * @param serviceId the service id
+	 * @param guard the attempt's guard
+	 */
+	public void failed(String serviceId, InFlightGuard guard) {
+		ServiceEntry entry = this.services.get(serviceId);
+		if (entry == null) {
+			return;
+		}
+		OutlierDetection detection = this.settings.get().forService(serviceId).health().passive();
+		long now = this.nanoClock.getAsLong();
+		if (detection.failed(guard.endpoint(), entry.balancer.snapshot(), now)) {
+			logger.warn("Ejected " + guard.endpoint().address() + " of service " + serviceId + " for "
+					+ (guard.endpoint().ejectedUntilNanos() - now) / 1_000_000 + " ms after "
+					+ detection.consecutiveFailures() + " failures in a row");
+			entry.reevaluate();
+		}
+	}
+
+	/**
+	 * Re-evaluates a service's endpoints after active health checks changed one.
+	 * @param serviceId the service id
+	 */
+	public void healthChanged(String serviceId) {
+		ServiceEntry entry = this.services.get(serviceId);
+		if (entry != null) {
+			entry.reevaluate();
+		}
+	}
+
+	/**
+	 * Returns how many picks of a service went out failing open.
+	 * @param serviceId the service id
+	 * @return the counter
+	 */
+	public LongAdder failOpenPicks(String serviceId) {
+		return this.failOpen.computeIfAbsent(serviceId, (id) -> new LongAdder());
+	}
+
+	private void failOpen(String serviceId, ServiceEntry entry) {
+		LongAdder counter = this.failOpen.get(serviceId);
+		if (counter == null) {
+			counter = failOpenPicks(serviceId);
+		}
+		counter.increment();
+		if (entry.warnFailOpen()) {
+			logger.warn("Every endpoint of service " + serviceId
+					+ " is ejected or unhealthy; sending requests to all of them (fail open)");
+		}
 	}
 
 	/**
@@ -148,6 +219,14 @@ public final class BalancerRegistry {
 		// algorithms would see every endpoint idle, so such picks spread uniformly, and
 		// count as picks but not as requests in flight.
 		int index = (lease == null && snapshot.isLoadAware()) ? snapshot.selectUniformly() : snapshot.select(key);
+		if (index >= 0 && lease != null && lease.tried(snapshot.endpoint(index).address())) {
+			// A retry goes to an endpoint this exchange has not tried, while one remains.
+			int untried = snapshot.selectAvoiding(lease::tried);
+			index = (untried >= 0) ? untried : index;
+		}
+		if (snapshot.isFailOpen()) {
+			failOpen(serviceId, entry);
+		}
 		if (index < 0) {
 			return new EmptyResponse();
 		}
@@ -292,6 +371,24 @@ public final class BalancerRegistry {
 			View next = new View(instances, source, wanted);
 			this.view.set(next);
 			return next;
+		}
+
+		/**
+		 * Whether the fail-open warning is due: once per episode.
+		 */
+		private final AtomicBoolean failingOpen = new AtomicBoolean();
+
+		boolean warnFailOpen() {
+			return this.failingOpen.compareAndSet(false, true);
+		}
+
+		void reevaluate() {
+			Snapshot<ServiceInstance> previous = this.balancer.snapshot();
+			Snapshot<ServiceInstance> next = this.balancer.reevaluate();
+			if (!next.isFailOpen()) {
+				this.failingOpen.set(false);
+			}
+			published(previous, next);
 		}
 
 		boolean drain(String address, boolean drain) {

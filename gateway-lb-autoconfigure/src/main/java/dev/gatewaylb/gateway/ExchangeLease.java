@@ -35,6 +35,11 @@ public final class ExchangeLease {
 	private volatile @Nullable String serviceId;
 
 	/**
+	 * Addresses earlier attempts of this exchange went to; an exchange has few.
+	 */
+	private final java.util.List<String> tried = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+	/**
 	 * Creates a lease for an exchange from {@code remoteAddress}.
 	 * @param remoteAddress the address of the connection's peer, or {@code null}
 	 */
@@ -65,7 +70,25 @@ public final class ExchangeLease {
 	 */
 	public void hold(String serviceId, InFlightGuard guard) {
 		this.serviceId = serviceId;
+		this.tried.add(guard.endpoint().address());
 		hold(guard);
+	}
+
+	/**
+	 * Returns whether an earlier attempt of this exchange went to {@code address}.
+	 * @param address {@code host:port}
+	 * @return whether tried
+	 */
+	public boolean tried(String address) {
+		return this.tried.contains(address);
+	}
+
+	/**
+	 * Returns how many attempts this exchange has made.
+	 * @return the attempts
+	 */
+	public int attempts() {
+		return this.tried.size();
 	}
 
 	/**

@@ -11,9 +11,12 @@ import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.config.HealthProperties;
+import dev.gatewaylb.config.RetryProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.config.SplitProperties;
 import dev.gatewaylb.config.StickyProperties;
+import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -110,7 +113,16 @@ public final class GatewayLbSettings {
 	static ServiceSettings map(String path, ServiceProperties service) {
 		BalancerSettings balancer = new BalancerSettings(algorithm(service.algorithm()), service.slowStart().toNanos(),
 				service.peakEwma().decay().toNanos());
-		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()), upstream(path, service));
+		HealthProperties.Passive passive = service.health().passive();
+		HealthProperties.Active active = service.health().active();
+		HealthSettings health = new HealthSettings(
+				new OutlierDetection(passive.consecutiveFailures(), passive.baseEjectionTime().toNanos(),
+						passive.maxEjectionPercent()),
+				new HealthSettings.Active(active.enabled(), active.path(), active.interval(), active.timeout()));
+		RetryProperties retry = service.retry();
+		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()), upstream(path, service), health,
+				new RetrySettings(retry.attempts(), java.util.Set.copyOf(retry.onStatuses()), retry.budgetPercent(),
+						retry.budgetMinPerSecond()));
 	}
 
 	private static UpstreamSettings upstream(String path, ServiceProperties service) {

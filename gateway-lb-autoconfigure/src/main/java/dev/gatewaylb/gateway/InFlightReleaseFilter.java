@@ -50,8 +50,10 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 			// what arrives here failed while the body was streaming: an upstream that
 			// went idle past body-idle or broke the connection mid-body.
 			InFlightGuard guard = lease.guard();
-			if (guard != null) {
+			String service = lease.serviceId();
+			if (guard != null && service != null) {
 				guard.recordFailure(UpstreamResponseFilter.FAILURE_LATENCY_NANOS, this.registry.nanoTime());
+				this.registry.failed(service, guard);
 			}
 		}).doFinally((signal) -> lease.close());
 	}

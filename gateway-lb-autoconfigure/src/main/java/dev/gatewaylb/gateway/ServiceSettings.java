@@ -10,13 +10,18 @@ import dev.gatewaylb.balance.BalancerSettings;
  * @param balancer the balancer's settings
  * @param hashKey where a consistent-hash key comes from
  * @param upstream how to talk to the service's endpoints
+ * @param health how its endpoints' health is checked
+ * @param retry how failed attempts are retried
  */
-public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream) {
+public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
+		HealthSettings health, RetrySettings retry) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
 		Objects.requireNonNull(hashKey, "hashKey");
 		Objects.requireNonNull(upstream, "upstream");
+		Objects.requireNonNull(health, "health");
+		Objects.requireNonNull(retry, "retry");
 	}
 
 }

@@ -35,9 +35,10 @@ import org.springframework.web.util.UriComponentsBuilder;
 public final class SplitFilter implements GlobalFilter, Ordered {
 
 	/**
-	 * Just before the load-balancer filter, after the URL has become {@code lb://...}.
+	 * Before the retry and load-balancer filters, after the URL has become
+	 * {@code lb://...}: a retry keeps the chosen target.
 	 */
-	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 1;
+	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 2;
 
 	/**
 	 * The exchange attribute holding the chosen target's service id.

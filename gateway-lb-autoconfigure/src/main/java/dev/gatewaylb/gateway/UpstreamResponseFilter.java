@@ -2,7 +2,6 @@ package dev.gatewaylb.gateway;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 
@@ -14,8 +13,7 @@ import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -31,10 +29,11 @@ import org.springframework.web.server.ServerWebExchange;
  * <ul>
  * <li>Pool saturated (pending queue full, or pending timeout): 503 "upstream saturated",
  * counted per service. The endpoint was not contacted and is not charged.</li>
- * <li>Connect failure (refused, connect timeout, reset before the headers): 502, and the
- * endpoint is charged a failure.</li>
- * <li>No headers within {@code timeouts.response}: 504, and the endpoint is charged a
- * failure.</li>
+ * <li>Connect failure (refused, connect timeout): 502, the endpoint is charged, and the
+ * request, which never left, may be retried whatever its method.</li>
+ * <li>Connection lost before the headers: 502, the endpoint is charged.</li>
+ * <li>No headers within {@code timeouts.response}: 504, the endpoint is charged.</li>
+ * <li>A 5xx answer is passed on and charged to the endpoint.</li>
  * </ul>
  * A failure counts as a latency sample of at least one second, so an endpoint that
  * refuses connections quickly does not look fast. A client that goes away records
@@ -83,23 +82,41 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 		if (!deadline.isZero()) {
 			attempt = attempt.timeout(deadline);
 		}
-		return attempt.doOnSuccess((done) -> guard.recordLatency(this.registry.nanoTime()))
-			.onErrorResume((ex) -> failed(exchange, guard, service, ex));
+		return attempt.doOnSuccess((done) -> answered(exchange, guard, service))
+			.onErrorMap((ex) -> !(ex instanceof UpstreamFailure), (ex) -> failed(guard, service, ex));
 	}
 
-	private Mono<Void> failed(ServerWebExchange exchange, InFlightGuard guard, String service, Throwable ex) {
+	private void answered(ServerWebExchange exchange, InFlightGuard guard, String service) {
+		guard.recordLatency(this.registry.nanoTime());
+		HttpStatusCode status = exchange.getResponse().getStatusCode();
+		if (status != null && status.is5xxServerError()) {
+			this.registry.failed(service, guard);
+		}
+		else {
+			this.registry.succeeded(service, guard);
+		}
+	}
+
+	private Throwable failed(InFlightGuard guard, String service, Throwable ex) {
 		if (isSaturation(ex)) {
+			// No endpoint was contacted: nothing to charge.
 			this.clients.countSaturated(service);
-			return answer(exchange, HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated", service, ex);
+			return new UpstreamFailure(HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated", service, true, ex);
 		}
 		guard.recordFailure(FAILURE_LATENCY_NANOS, this.registry.nanoTime());
 		if (ex instanceof TimeoutException) {
-			return answer(exchange, HttpStatus.GATEWAY_TIMEOUT, "upstream response timeout", service, ex);
+			this.registry.failed(service, guard);
+			return new UpstreamFailure(HttpStatus.GATEWAY_TIMEOUT, "upstream response timeout", service, false, ex);
 		}
-		if (causedBy(ex, ConnectException.class) || causedBy(ex, IOException.class)) {
-			return answer(exchange, HttpStatus.BAD_GATEWAY, "upstream connect failed", service, ex);
+		if (causedBy(ex, ConnectException.class)) {
+			this.registry.failed(service, guard);
+			return new UpstreamFailure(HttpStatus.BAD_GATEWAY, "upstream connect failed", service, true, ex);
 		}
-		return Mono.error(ex);
+		if (causedBy(ex, IOException.class)) {
+			this.registry.failed(service, guard);
+			return new UpstreamFailure(HttpStatus.BAD_GATEWAY, "upstream connection failed", service, false, ex);
+		}
+		return ex;
 	}
 
 	/**
@@ -124,22 +141,6 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 			}
 		}
 		return false;
-	}
-
-	/**
-	 * Writes a small JSON error, unless the response is already on its way.
-	 */
-	private static Mono<Void> answer(ServerWebExchange exchange, HttpStatus status, String error, String service,
-			Throwable cause) {
-		ServerHttpResponse response = exchange.getResponse();
-		if (response.isCommitted()) {
-			return Mono.error(cause);
-		}
-		response.setStatusCode(status);
-		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
-		String body = "{\"status\":" + status.value() + ",\"error\":\"" + error + "\",\"service\":\""
-				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body.getBytes(StandardCharsets.UTF_8))));
 	}
 
 	@Override

@@ -19,31 +19,16 @@ import dev.gatewaylb.balance.Snapshot;
  * @see <a href=
  * "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/upstream/outlier">Envoy
  * outlier detection</a>
+ * @param consecutiveFailures failures in a row that eject; 0 turns detection off
+ * @param baseEjectionNanos the first ejection's length
+ * @param maxEjectionPercent the most of the set that may be ejected at once
  */
-public final class OutlierDetection {
+public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
 
 	/**
 	 * The ejection time multiplier stops growing here.
 	 */
 	public static final int MAX_EJECTION_MULTIPLIER = 10;
-
-	private final int consecutiveFailures;
-
-	private final long baseEjectionNanos;
-
-	private final int maxEjectionPercent;
-
-	/**
-	 * Creates a detector.
-	 * @param consecutiveFailures failures in a row that eject; 0 turns detection off
-	 * @param baseEjectionNanos the first ejection's length
-	 * @param maxEjectionPercent the most of the set that may be ejected at once
-	 */
-	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
-		this.consecutiveFailures = consecutiveFailures;
-		this.baseEjectionNanos = baseEjectionNanos;
-		this.maxEjectionPercent = maxEjectionPercent;
-	}
 
 	/**
 	 * Returns whether detection is on.
