@@ -128,7 +128,7 @@ public class GatewayLbEndpoint {
 			endpoints.add(new EndpointReport(snapshot.endpoint(i).address(), snapshot.endpoint(i).weight(),
 					snapshot.effectiveWeight(i), snapshot.state(i).inFlight(), snapshot.state(i).picks(),
 					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
-					snapshot.isDraining(i) ? "draining" : "healthy"));
+					state(snapshot, i, now)));
 		}
 		UpstreamClients.PoolCounts counts = (this.upstreams != null) ? this.upstreams.counts(id) : null;
 		UpstreamSettings upstream = settings.upstream();
@@ -137,6 +137,16 @@ public class GatewayLbEndpoint {
 				: new PoolReport(upstream.maxConnections(), upstream.maxPending(), 0, 0, 0);
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000, hashKey(settings),
 				endpoints, pool);
+	}
+
+	private static String state(Snapshot<ServiceInstance> snapshot, int index, long now) {
+		if (snapshot.isDraining(index)) {
+			return "draining";
+		}
+		if (snapshot.state(index).isEjected(now)) {
+			return "ejected";
+		}
+		return snapshot.state(index).isHealthy() ? "healthy" : "unhealthy";
 	}
 
 	private SplitReport split(SplitSettings settings) {
@@ -219,7 +229,8 @@ public class GatewayLbEndpoint {
 	 * @param inFlight requests picked and not yet finished
 	 * @param picks requests picked since it joined
 	 * @param latencyEwmaMillis its peak-EWMA latency now, 0 before the first sample
-	 * @param state {@code healthy} or {@code draining}
+	 * @param state {@code healthy}, {@code draining}, {@code ejected} (passive health) or
+	 * {@code unhealthy} (active health)
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
 			double latencyEwmaMillis, String state) {

@@ -14,6 +14,7 @@ import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbSettings;
 import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.RetryFilter;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitSettings;
 import dev.gatewaylb.gateway.UpstreamClients;
@@ -50,6 +51,12 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 
 	static final String REJECTED = "gateway.lb.rejected";
 
+	static final String EJECTIONS = "gateway.lb.ejections";
+
+	static final String FAIL_OPEN = "gateway.lb.fail.open";
+
+	static final String RETRIES = "gateway.lb.retries";
+
 	/**
 	 * Reactor Netty's own connection pool meters, same names and tags.
 	 */
@@ -67,6 +74,10 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 
 	private final @Nullable UpstreamClients upstreams;
 
+	private final BalancerRegistry registry;
+
+	private final @Nullable RetryFilter retries;
+
 	/**
 	 * Registers the meters of every split and refresh, and of every endpoint as it joins.
 	 * @param meterRegistry the meter registry
@@ -74,10 +85,13 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
 	 * @param upstreams the per-service connection pools, or {@code null} without them
+	 * @param retries the retry filter, or {@code null} without it
 	 */
 	public GatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters splitCounters, @Nullable UpstreamClients upstreams) {
+			SplitCounters splitCounters, @Nullable UpstreamClients upstreams, @Nullable RetryFilter retries) {
 		this.meterRegistry = meterRegistry;
+		this.registry = registry;
+		this.retries = retries;
 		this.splitCounters = splitCounters;
 		this.upstreams = upstreams;
 		if (upstreams != null) {
@@ -99,11 +113,8 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 	@Override
 	public synchronized void onSnapshot(String serviceId, Snapshot<ServiceInstance> previous,
 			Snapshot<ServiceInstance> next) {
-		if (!this.endpointMeters.containsKey(serviceId) && this.upstreams != null) {
-			FunctionCounter.builder(REJECTED, this.upstreams.saturated(serviceId), LongAdder::sum)
-				.tags("service", serviceId, "reason", "saturated")
-				.description("Requests answered 503 because the service's connection pool was saturated")
-				.register(this.meterRegistry);
+		if (!this.endpointMeters.containsKey(serviceId)) {
+			registerService(serviceId);
 		}
 		Map<String, List<Meter>> registered = this.endpointMeters.computeIfAbsent(serviceId, (id) -> new HashMap<>());
 		Set<String> present = new HashSet<>();
@@ -121,8 +132,35 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 		});
 	}
 
+	private void registerService(String serviceId) {
+		if (this.upstreams != null) {
+			FunctionCounter.builder(REJECTED, this.upstreams.saturated(serviceId), LongAdder::sum)
+				.tags("service", serviceId, "reason", "saturated")
+				.description("Requests answered 503 because the service's connection pool was saturated")
+				.register(this.meterRegistry);
+		}
+		FunctionCounter.builder(FAIL_OPEN, this.registry.failOpenPicks(serviceId), LongAdder::sum)
+			.tags("service", serviceId)
+			.description("Picks made while every endpoint was ejected or unhealthy")
+			.register(this.meterRegistry);
+		if (this.retries != null) {
+			FunctionCounter.builder(RETRIES, this.retries.retried(serviceId), LongAdder::sum)
+				.tags("service", serviceId, "outcome", "retried")
+				.description("Retries sent, each to another endpoint while one remained")
+				.register(this.meterRegistry);
+			FunctionCounter.builder(RETRIES, this.retries.refusedByBudget(serviceId), LongAdder::sum)
+				.tags("service", serviceId, "outcome", "budget")
+				.description("Retries the retry budget refused; the original failure was answered")
+				.register(this.meterRegistry);
+		}
+	}
+
 	private List<Meter> register(String serviceId, EndpointState state) {
-		List<Meter> meters = new ArrayList<>(2);
+		List<Meter> meters = new ArrayList<>(3);
+		meters.add(FunctionCounter.builder(EJECTIONS, state, EndpointState::ejections)
+			.tags("service", serviceId, "endpoint", state.address())
+			.description("Times passive health ejected an endpoint")
+			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(PICKS, state, EndpointState::picks)
 			.tags("service", serviceId, "endpoint", state.address())
 			.description("Requests the balancer sent to an endpoint")

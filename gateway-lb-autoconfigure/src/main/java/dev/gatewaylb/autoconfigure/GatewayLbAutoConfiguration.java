@@ -5,6 +5,7 @@ import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import java.security.SecureRandom;
 import java.util.List;
 
+import dev.gatewaylb.gateway.ActiveHealthChecks;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.GatewayLbRefresher;
 import dev.gatewaylb.gateway.GatewayLbSettings;
@@ -142,6 +143,12 @@ public final class GatewayLbAutoConfiguration {
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties,
 				UpstreamClients clients, LiveSettings settings) {
 			return new UpstreamRoutingFilter(httpClient, headersFilters, properties, clients, settings);
+		}
+
+		@Bean
+		ActiveHealthChecks gatewayLbActiveHealthChecks(BalancerRegistry registry, UpstreamClients clients,
+				LiveSettings settings) {
+			return new ActiveHealthChecks(registry, clients, settings);
 		}
 
 		@Bean

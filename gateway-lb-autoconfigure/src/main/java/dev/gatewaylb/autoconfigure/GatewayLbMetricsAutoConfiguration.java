@@ -3,6 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.actuate.GatewayLbMetrics;
 import dev.gatewaylb.gateway.BalancerRegistry;
 import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.RetryFilter;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.UpstreamClients;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,8 +27,9 @@ public final class GatewayLbMetricsAutoConfiguration {
 
 	@Bean
 	GatewayLbMetrics gatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters counters, ObjectProvider<UpstreamClients> upstreams) {
-		return new GatewayLbMetrics(meterRegistry, registry, settings, counters, upstreams.getIfAvailable());
+			SplitCounters counters, ObjectProvider<UpstreamClients> upstreams, ObjectProvider<RetryFilter> retries) {
+		return new GatewayLbMetrics(meterRegistry, registry, settings, counters, upstreams.getIfAvailable(),
+				retries.getIfAvailable());
 	}
 
 }
