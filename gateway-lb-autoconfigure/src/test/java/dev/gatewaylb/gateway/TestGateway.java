@@ -59,6 +59,18 @@ class TestGateway {
 		return this;
 	}
 
+	/**
+	 * Declares instances of a service by URI, weight 1 each.
+	 */
+	TestGateway uris(String service, List<String> uris) {
+		for (int i = 0; i < uris.size(); i++) {
+			String uri = uris.get(i);
+			this.registry.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
+					() -> uri);
+		}
+		return this;
+	}
+
 	TestGateway set(String property, Object value) {
 		this.registry.add(property, () -> value);
 		return this;

@@ -1,0 +1,113 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * A loopback backend that can fail on purpose: answer every request with a chosen status,
+ * answer its health path with another, die and come back on the same port.
+ */
+final class HealthBackend implements AutoCloseable {
+
+	private final String name;
+
+	private final AtomicInteger status = new AtomicInteger(200);
+
+	private final AtomicInteger healthStatus = new AtomicInteger(200);
+
+	private final AtomicLong delayMillis = new AtomicLong();
+
+	private final AtomicInteger requests = new AtomicInteger();
+
+	private int port;
+
+	private volatile @Nullable DisposableServer server;
+
+	private final java.util.Set<io.netty.channel.Channel> connections = java.util.concurrent.ConcurrentHashMap
+		.newKeySet();
+
+	private HealthBackend(String name) {
+		this.name = name;
+		start();
+	}
+
+	static HealthBackend start(String name) {
+		return new HealthBackend(name);
+	}
+
+	/**
+	 * Binds again, on the same port after the first time.
+	 */
+	synchronized void start() {
+		DisposableServer bound = HttpServer.create().host("127.0.0.1").port(this.port).doOnConnection((connection) -> {
+			this.connections.add(connection.channel());
+			connection.onDispose(() -> this.connections.remove(connection.channel()));
+		}).handle((request, response) -> {
+			if (request.uri().startsWith("/health")) {
+				return response.status(this.healthStatus.get()).sendString(Mono.just("health")).then();
+			}
+			this.requests.incrementAndGet();
+			Mono<Void> answer = response.status(this.status.get())
+				.header("X-Backend", this.name)
+				.sendString(Mono.just(this.name))
+				.then();
+			long delay = this.delayMillis.get();
+			return (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
+		}).bindNow();
+		this.port = bound.port();
+		this.server = bound;
+	}
+
+	/**
+	 * Stops listening and drops every connection, kept-alive ones included: a backend
+	 * that died.
+	 */
+	synchronized void kill() {
+		DisposableServer bound = this.server;
+		if (bound != null) {
+			bound.disposeNow();
+			this.server = null;
+		}
+		this.connections.forEach(io.netty.channel.Channel::close);
+	}
+
+	String name() {
+		return this.name;
+	}
+
+	String uri() {
+		return "http://127.0.0.1:" + this.port;
+	}
+
+	String address() {
+		return "127.0.0.1:" + this.port;
+	}
+
+	void status(int status) {
+		this.status.set(status);
+	}
+
+	void healthStatus(int status) {
+		this.healthStatus.set(status);
+	}
+
+	void delay(Duration delay) {
+		this.delayMillis.set(delay.toMillis());
+	}
+
+	int requests() {
+		return this.requests.get();
+	}
+
+	@Override
+	public void close() {
+		kill();
+	}
+
+}

@@ -1,0 +1,310 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import dev.gatewaylb.balance.Snapshot;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Dead and sick backends under traffic: ejection and return, fail open, retries that hide
+ * failures within their budget, draining, active checks.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class HealthIT {
+
+	static final List<HealthBackend> killable = backends("k", 3);
+
+	static final List<HealthBackend> sick = backends("s", 3);
+
+	static final List<HealthBackend> allSick = backends("a", 3);
+
+	static final List<HealthBackend> retrying = backends("r", 2);
+
+	static final List<HealthBackend> storming = backends("t", 2);
+
+	static final List<HealthBackend> draining = backends("d", 3);
+
+	static final List<HealthBackend> checked = backends("c", 3);
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway gateway = TestGateway.properties(registry)
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+		service(gateway, "kill", killable).set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
+			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "2s");
+		service(gateway, "sick", sick).set("gateway.lb.services.sick.health.passive.consecutive-failures", 2)
+			.set("gateway.lb.services.sick.health.passive.base-ejection-time", "30s");
+		service(gateway, "all-sick", allSick).set("gateway.lb.services.all-sick.health.passive.consecutive-failures", 2)
+			.set("gateway.lb.services.all-sick.health.passive.base-ejection-time", "30s")
+			.set("gateway.lb.services.all-sick.health.passive.max-ejection-percent", 100);
+		service(gateway, "retrying", retrying).set("gateway.lb.services.retrying.health.passive.consecutive-failures",
+				0);
+		service(gateway, "storm", storming).set("gateway.lb.services.storm.health.passive.consecutive-failures", 0)
+			.set("gateway.lb.services.storm.retry.attempts", 3);
+		service(gateway, "drain", draining);
+		service(gateway, "checked", checked).set("gateway.lb.services.checked.health.active.enabled", true)
+			.set("gateway.lb.services.checked.health.active.path", "/health")
+			.set("gateway.lb.services.checked.health.active.interval", "500ms")
+			.set("gateway.lb.services.checked.health.active.timeout", "300ms");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	BalancerRegistry registry;
+
+	GatewayClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = new GatewayClient(this.port);
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.client.close();
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(killable, sick, allSick, retrying, storming, draining, checked)
+			.forEach((backends) -> backends.forEach(HealthBackend::close));
+	}
+
+	@Test
+	void aBackendThatDiesUnderTrafficCostsClientsNothingAndServesAgainAfterItsEjection() {
+		HealthBackend dying = killable.get(1);
+		try (Traffic traffic = new Traffic(this.client, "/kill/", 20)) {
+			await().until(() -> traffic.served() > 300);
+			dying.kill();
+			await().atMost(Duration.ofSeconds(5)).until(() -> state("kill", dying).isEjected(this.registry.nanoTime()));
+			long picksWhenEjected = state("kill", dying).picks();
+			traffic.await(400);
+			assertThat(state("kill", dying).picks()).as("no picks while ejected").isEqualTo(picksWhenEjected);
+			dying.start();
+			int before = dying.requests();
+			await().atMost(Duration.ofSeconds(10)).until(() -> dying.requests() > before + 20);
+			assertThat(traffic.failures()).as("client-visible errors").isZero();
+		}
+		assertThat(metric("gateway_lb_ejections_total{endpoint=\"" + dying.address() + "\",service=\"kill\"}"))
+			.isGreaterThanOrEqualTo(1);
+	}
+
+	@Test
+	void ejectsABackendThatAnswers500ButNeverMoreThanTheMaximumShare() {
+		sick.forEach((backend) -> backend.status(500));
+		for (int i = 0; i < 60; i++) {
+			this.client.getNow("/sick/");
+		}
+		long now = this.registry.nanoTime();
+		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("sick");
+		int ejected = 0;
+		for (int i = 0; i < snapshot.size(); i++) {
+			ejected += snapshot.state(i).isEjected(now) ? 1 : 0;
+		}
+		// 50% of 3 allows one ejection at a time.
+		assertThat(ejected).isEqualTo(1);
+		assertThat(snapshot.isFailOpen()).isFalse();
+	}
+
+	@Test
+	void failsOpenWhenEveryBackendIsEjectedAndCountsIt() {
+		allSick.forEach((backend) -> backend.status(500));
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			this.client.getNow("/all-sick/");
+			return this.registry.snapshot("all-sick").isFailOpen();
+		});
+		int before = allSick.stream().mapToInt(HealthBackend::requests).sum();
+		for (int i = 0; i < 30; i++) {
+			assertThat(this.client.getNow("/all-sick/").status()).isEqualTo(500);
+		}
+		assertThat(allSick.stream().mapToInt(HealthBackend::requests).sum()).as("requests still go out")
+			.isEqualTo(before + 30);
+		assertThat(metric("gateway_lb_fail_open_total{service=\"all-sick\"}")).isGreaterThanOrEqualTo(30);
+	}
+
+	@Test
+	void retriesAGetOnA503ButNeverAPostWithABody() {
+		retrying.get(0).status(503);
+		for (int i = 0; i < 20; i++) {
+			GatewayClient.Answer get = this.client.getNow("/retrying/");
+			assertThat(get.status()).isEqualTo(200);
+			assertThat(get.backend()).as("r1 answers 503, the retry goes to r2").isEqualTo("r2");
+		}
+		int failedPosts = 0;
+		for (int i = 0; i < 20; i++) {
+			GatewayClient.Answer post = this.client.send("POST", "/retrying/", "{\"order\":" + i + "}");
+			failedPosts += (post.status() == 503) ? 1 : 0;
+		}
+		// Round-robin sends every other POST to the backend that answers 503.
+		assertThat(failedPosts).isEqualTo(10);
+	}
+
+	@Test
+	void capsARetryStormAtTheBudget() {
+		storming.forEach((backend) -> backend.status(503));
+		double retriedBefore = metric("gateway_lb_retries_total{outcome=\"retried\",service=\"storm\"}");
+		int requests = 600;
+		// 200 requests a second for 3 seconds, every one of which fails everywhere.
+		List<GatewayClient.Answer> answers = Flux.interval(Duration.ofMillis(5))
+			.take(requests)
+			.onBackpressureBuffer()
+			.flatMap((tick) -> this.client.get("/storm/", Map.of()), requests)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		assertThat(answers).allSatisfy((answer) -> assertThat(answer.status()).isEqualTo(503));
+		double retried = metric("gateway_lb_retries_total{outcome=\"retried\",service=\"storm\"}") - retriedBefore;
+		// 20% of the requests plus 10 a second over the 10 s window.
+		assertThat(retried).isPositive().isLessThanOrEqualTo(requests * 0.2 + 10 * 10);
+		assertThat(metric("gateway_lb_retries_total{outcome=\"budget\",service=\"storm\"}")).isPositive();
+	}
+
+	@Test
+	void drainsAnEndpointUnderLoadLettingItsRequestsFinish() {
+		draining.forEach((backend) -> backend.delay(Duration.ofMillis(150)));
+		HealthBackend drained = draining.get(0);
+		try (Traffic traffic = new Traffic(this.client, "/drain/", 10)) {
+			await().until(() -> traffic.served() > 60);
+			assertThat(this.client
+				.send("POST", "/actuator/gatewaylb/drain",
+						"{\"endpoint\":\"" + drained.address() + "\",\"drain\":true}")
+				.status()).isEqualTo(200);
+			long picksAtDrain = state("drain", drained).picks();
+			traffic.await(60);
+			assertThat(state("drain", drained).picks()).as("no new picks after the drain").isEqualTo(picksAtDrain);
+			await().untilAsserted(() -> assertThat(state("drain", drained).inFlight()).isZero());
+			this.client.send("POST", "/actuator/gatewaylb/drain",
+					"{\"endpoint\":\"" + drained.address() + "\",\"drain\":false}");
+			traffic.await(60);
+			assertThat(state("drain", drained).picks()).as("back in rotation").isGreaterThan(picksAtDrain);
+			assertThat(traffic.failures()).as("in-flight requests of the drained endpoint finished").isZero();
+		}
+	}
+
+	@Test
+	void takesAnEndpointThatFailsItsActiveCheckOutAndBackWithinTwoIntervals() {
+		HealthBackend failing = checked.get(2);
+		for (int i = 0; i < 6; i++) {
+			this.client.getNow("/checked/");
+		}
+		failing.healthStatus(503);
+		await().atMost(Duration.ofSeconds(1)).until(() -> !state("checked", failing).isHealthy());
+		long picks = state("checked", failing).picks();
+		for (int i = 0; i < 30; i++) {
+			assertThat(this.client.getNow("/checked/").backend()).isNotEqualTo(failing.name());
+		}
+		assertThat(state("checked", failing).picks()).isEqualTo(picks);
+		failing.healthStatus(200);
+		await().atMost(Duration.ofSeconds(1)).until(() -> state("checked", failing).isHealthy());
+		int served = 0;
+		for (int i = 0; i < 30; i++) {
+			served += failing.name().equals(this.client.getNow("/checked/").backend()) ? 1 : 0;
+		}
+		assertThat(served).isEqualTo(10);
+	}
+
+	private dev.gatewaylb.balance.EndpointState state(String service, HealthBackend backend) {
+		Snapshot<ServiceInstance> snapshot = this.registry.snapshot(service);
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.state(i).address().equals(backend.address())) {
+				return snapshot.state(i);
+			}
+		}
+		throw new IllegalStateException(backend.address() + " is not an endpoint of " + service);
+	}
+
+	private double metric(String series) {
+		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
+			if (line.startsWith(series + " ")) {
+				return Double.parseDouble(line.substring(series.length() + 1).trim());
+			}
+		}
+		return 0;
+	}
+
+	private static TestGateway service(TestGateway gateway, String service, List<HealthBackend> backends) {
+		return gateway.route(service).uris(service, backends.stream().map(HealthBackend::uri).toList());
+	}
+
+	private static List<HealthBackend> backends(String prefix, int count) {
+		return java.util.stream.IntStream.rangeClosed(1, count)
+			.mapToObj((i) -> HealthBackend.start(prefix + i))
+			.toList();
+	}
+
+	/**
+	 * Lanes of clients that each send one request after another until closed.
+	 */
+	static final class Traffic implements AutoCloseable {
+
+		private final AtomicLong served = new AtomicLong();
+
+		private final AtomicInteger failures = new AtomicInteger();
+
+		private final AtomicBoolean running = new AtomicBoolean(true);
+
+		private final Disposable lanes;
+
+		Traffic(GatewayClient client, String path, int lanes) {
+			Supplier<Mono<GatewayClient.Answer>> request = () -> client.get(path, Map.of());
+			this.lanes = Flux.range(0, lanes).flatMap((lane) -> Mono.defer(request).doOnNext((answer) -> {
+				if (answer.status() != 200) {
+					this.failures.incrementAndGet();
+				}
+				this.served.incrementAndGet();
+			}).onErrorResume((ex) -> {
+				this.failures.incrementAndGet();
+				return Mono.empty();
+			}).repeat(this.running::get), lanes).subscribe();
+		}
+
+		long served() {
+			return this.served.get();
+		}
+
+		int failures() {
+			return this.failures.get();
+		}
+
+		/**
+		 * Waits until {@code count} more requests have been answered.
+		 */
+		void await(long count) {
+			long start = this.served.get();
+			org.awaitility.Awaitility.await()
+				.atMost(Duration.ofSeconds(30))
+				.until(() -> this.served.get() - start >= count);
+		}
+
+		@Override
+		public void close() {
+			this.running.set(false);
+			this.lanes.dispose();
+		}
+
+	}
+
+}
