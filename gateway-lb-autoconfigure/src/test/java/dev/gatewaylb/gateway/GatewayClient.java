@@ -3,7 +3,10 @@ package dev.gatewaylb.gateway;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
@@ -60,6 +63,25 @@ final class GatewayClient implements AutoCloseable {
 			.block(Duration.ofSeconds(30));
 	}
 
+	/**
+	 * Sends a GET and returns what arrived of the body and how the transfer ended: a body
+	 * cut off midway ends with an error, not with a clean end.
+	 */
+	Transfer receive(String path) {
+		AtomicInteger status = new AtomicInteger();
+		AtomicLong received = new AtomicLong();
+		AtomicLong declared = new AtomicLong(-1);
+		Throwable error = this.client.get().uri(path).response((response, body) -> {
+			status.set(response.status().code());
+			String length = response.responseHeaders().get("Content-Length");
+			if (length != null) {
+				declared.set(Long.parseLong(length));
+			}
+			return body.doOnNext((buffer) -> received.addAndGet(buffer.readableBytes()));
+		}).then(Mono.<Throwable>empty()).onErrorResume(Mono::just).block(Duration.ofSeconds(30));
+		return new Transfer(status.get(), received.get(), declared.get(), error);
+	}
+
 	Answer getNow(String path) {
 		return getNow(path, Map.of());
 	}
@@ -71,6 +93,13 @@ final class GatewayClient implements AutoCloseable {
 	@Override
 	public void close() {
 		this.connections.disposeLater().block(Duration.ofSeconds(10));
+	}
+
+	/**
+	 * What arrived of a response: its status, the body's bytes, the declared
+	 * Content-Length (-1 when none) and the error that ended it, if any.
+	 */
+	record Transfer(int status, long received, long declared, @Nullable Throwable error) {
 	}
 
 	record Answer(int status, String backend, String body, List<String> setCookies) {

@@ -27,12 +27,30 @@ final class TestBackend implements AutoCloseable {
 
 	private final AtomicInteger maxActive = new AtomicInteger();
 
+	private final AtomicInteger connections = new AtomicInteger();
+
+	private final AtomicInteger maxConnections = new AtomicInteger();
+
 	private TestBackend(String name) {
 		this.name = name;
-		this.server = HttpServer.create().host("127.0.0.1").port(0).handle((request, response) -> {
+		this.server = HttpServer.create().host("127.0.0.1").port(0).doOnChannelInit((observer, channel, remote) -> {
+			this.maxConnections.accumulateAndGet(this.connections.incrementAndGet(), Math::max);
+			channel.closeFuture().addListener((closed) -> this.connections.decrementAndGet());
+		}).handle((request, response) -> {
 			this.requests.incrementAndGet();
 			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
 			long delay = queryParameter(request.uri(), "delay", this.delayMillis.get());
+			long stall = queryParameter(request.uri(), "stall", 0);
+			if (stall > 0) {
+				// Declares 100 bytes, sends 10 at once and the other 90 only after the
+				// stall: a body that goes idle after its headers.
+				return response.header("X-Backend", name)
+					.header("Content-Length", "100")
+					.sendString(Flux.concat(Mono.just("x".repeat(10)),
+							Mono.delay(Duration.ofMillis(stall)).map((tick) -> "y".repeat(90))))
+					.then()
+					.doFinally((signal) -> this.active.decrementAndGet());
+			}
 			long chunks = queryParameter(request.uri(), "chunks", 0);
 			if (chunks > 0) {
 				// Headers now, then one chunk per gap: a body that takes a while.
@@ -86,6 +104,35 @@ final class TestBackend implements AutoCloseable {
 	void reset() {
 		this.requests.set(0);
 		this.maxActive.set(0);
+	}
+
+	/**
+	 * Returns the requests this backend holds now.
+	 */
+	int active() {
+		return this.active.get();
+	}
+
+	/**
+	 * Returns the most requests this backend held at once since the last reset.
+	 */
+	int maxActive() {
+		return this.maxActive.get();
+	}
+
+	/**
+	 * Returns the most connections open to this backend at once since the last
+	 * {@link #resetConnections()}.
+	 */
+	int maxConnections() {
+		return this.maxConnections.get();
+	}
+
+	/**
+	 * Starts counting the most connections open at once afresh, from those open now.
+	 */
+	void resetConnections() {
+		this.maxConnections.set(this.connections.get());
 	}
 
 	@Override
