@@ -18,6 +18,7 @@ import io.netty.handler.timeout.ReadTimeoutHandler;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.netty.NettyPipeline;
 import reactor.netty.http.Http11SslContextSpec;
 import reactor.netty.http.Http2SslContextSpec;
 import reactor.netty.http.HttpProtocol;
@@ -117,13 +118,23 @@ public final class UpstreamClients implements DisposableBean {
 		if (trusted != null || settings.http2()) {
 			client = secure(client, trusted, settings.http2());
 		}
-		long bodyIdleMillis = settings.bodyIdleTimeout().toMillis();
-		if (bodyIdleMillis > 0) {
-			// From the headers on only: the header deadline is timeouts.response. Netty
-			// removes the handler when the connection goes back to the pool.
-			client = client.doOnResponse((response, connection) -> connection.addHandlerLast("gatewayLbBodyIdle",
-					new ReadTimeoutHandler(bodyIdleMillis, TimeUnit.MILLISECONDS)));
+		Duration headerDeadline = settings.responseTimeout();
+		if (!headerDeadline.isZero()) {
+			// From the request's last byte to the headers: the wait for a connection is
+			// the pool's pending timeout, so a queued request is never charged to an
+			// endpoint it has not reached.
+			client = client.doOnRequest((request, connection) -> request.responseTimeout(headerDeadline));
 		}
+		long bodyIdleMillis = settings.bodyIdleTimeout().toMillis();
+		client = client.doOnResponse((response, connection) -> {
+			// The header deadline ends with the headers; the body has its own idle limit.
+			connection.removeHandler(NettyPipeline.ResponseTimeoutHandler);
+			if (bodyIdleMillis > 0) {
+				// Netty removes the handler when the connection goes back to the pool.
+				connection.addHandlerLast("gatewayLbBodyIdle",
+						new ReadTimeoutHandler(bodyIdleMillis, TimeUnit.MILLISECONDS));
+			}
+		});
 		return new Upstream(settings, provider, client, pools);
 	}
 

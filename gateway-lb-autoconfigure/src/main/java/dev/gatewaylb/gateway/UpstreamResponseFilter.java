@@ -2,10 +2,9 @@ package dev.gatewaylb.gateway;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.time.Duration;
-import java.util.concurrent.TimeoutException;
 
 import dev.gatewaylb.balance.InFlightGuard;
+import io.netty.handler.timeout.ReadTimeoutException;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -23,16 +22,17 @@ import org.springframework.web.server.ServerWebExchange;
  * <p>
  * Ordered after the load-balancer filter and before the routing filter: the rest of the
  * chain completes when the routing filter has the upstream's status and headers, so the
- * deadline ({@code timeouts.response}) covers waiting for a connection, connecting,
- * sending and the headers, and the latency sample is the upstream's time to answer, not
- * the client's time to download.
+ * latency sample is the upstream's time to answer, not the client's time to download. The
+ * header deadline ({@code timeouts.response}) runs in the service's client, from the
+ * request sent to the headers; the wait for a connection is bounded by the pool.
  * <ul>
  * <li>Pool saturated (pending queue full, or pending timeout): 503 "upstream saturated",
  * counted per service. The endpoint was not contacted and is not charged.</li>
  * <li>Connect failure (refused, connect timeout): 502, the endpoint is charged, and the
  * request, which never left, may be retried whatever its method.</li>
  * <li>Connection lost before the headers: 502, the endpoint is charged.</li>
- * <li>No headers within {@code timeouts.response}: 504, the endpoint is charged.</li>
+ * <li>No headers within {@code timeouts.response} of sending: 504, the endpoint is
+ * charged.</li>
  * <li>A 5xx answer is passed on and charged to the endpoint.</li>
  * </ul>
  * A failure counts as a latency sample of at least one second, so an endpoint that
@@ -77,12 +77,8 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 		if (guard == null || service == null) {
 			return chain.filter(exchange);
 		}
-		Duration deadline = this.settings.get().forService(service).upstream().responseTimeout();
-		Mono<Void> attempt = chain.filter(exchange);
-		if (!deadline.isZero()) {
-			attempt = attempt.timeout(deadline);
-		}
-		return attempt.doOnSuccess((done) -> answered(exchange, guard, service))
+		return chain.filter(exchange)
+			.doOnSuccess((done) -> answered(exchange, guard, service))
 			.onErrorMap((ex) -> !(ex instanceof UpstreamFailure), (ex) -> failed(guard, service, ex));
 	}
 
@@ -104,7 +100,7 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 			return new UpstreamFailure(HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated", service, true, ex);
 		}
 		guard.recordFailure(FAILURE_LATENCY_NANOS, this.registry.nanoTime());
-		if (ex instanceof TimeoutException) {
+		if (causedBy(ex, ReadTimeoutException.class)) {
 			this.registry.failed(service, guard);
 			return new UpstreamFailure(HttpStatus.GATEWAY_TIMEOUT, "upstream response timeout", service, false, ex);
 		}

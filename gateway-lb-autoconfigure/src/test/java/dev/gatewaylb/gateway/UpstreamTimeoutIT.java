@@ -44,6 +44,11 @@ class UpstreamTimeoutIT {
 			.route("headers")
 			.instances("headers", List.of(slow))
 			.set("gateway.lb.services.headers.timeouts.response", "300ms")
+			.route("queued")
+			.instances("queued", List.of(slow))
+			.set("gateway.lb.services.queued.pool.max-connections", 1)
+			.set("gateway.lb.services.queued.pool.max-pending", 10)
+			.set("gateway.lb.services.queued.timeouts.response", "500ms")
 			.route("idle")
 			.instances("idle", List.of(slow))
 			.set("gateway.lb.services.idle.timeouts.body-idle", "300ms")
@@ -129,6 +134,21 @@ class UpstreamTimeoutIT {
 		assertThat(answer.status()).isEqualTo(504);
 		assertThat(millis).as("the 300 ms deadline, not the backend's 2 s").isBetween(250L, 1_500L);
 		assertThat(this.client.getNow("/headers/in-time?delay=100").status()).isEqualTo(200);
+	}
+
+	@Test
+	void waitsForAConnectionWithoutSpendingTheHeaderDeadlineOrChargingTheEndpoint() {
+		// One connection, 400 ms answers, a 500 ms header deadline: three requests queue
+		// for the connection for up to 800 ms, yet each gets its headers 400 ms after it
+		// was sent.
+		List<GatewayClient.Answer> answers = reactor.core.publisher.Flux.range(0, 3)
+			.flatMap((i) -> this.client.get("/queued/?delay=400", java.util.Map.of()), 3)
+			.collectList()
+			.block(java.time.Duration.ofSeconds(10));
+		assertThat(answers).extracting(GatewayClient.Answer::status).containsOnly(200);
+		dev.gatewaylb.balance.Snapshot<?> snapshot = this.registry.snapshot("queued");
+		assertThat(snapshot.state(0).consecutiveFailures()).as("no failure charged").isZero();
+		assertThat(snapshot.state(0).ejections()).isZero();
 	}
 
 	@Test
