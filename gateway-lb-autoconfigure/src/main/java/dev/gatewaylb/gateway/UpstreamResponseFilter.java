@@ -5,6 +5,7 @@ import java.net.ConnectException;
 
 import dev.gatewaylb.balance.InFlightGuard;
 import io.netty.handler.timeout.ReadTimeoutException;
+import reactor.netty.channel.AbortedException;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -28,8 +29,9 @@ import org.springframework.web.server.ServerWebExchange;
  * <ul>
  * <li>Pool saturated (pending queue full, or pending timeout): 503 "upstream saturated",
  * counted per service. The endpoint was not contacted and is not charged.</li>
- * <li>Connect failure (refused, connect timeout): 502, the endpoint is charged, and the
- * request, which never left, may be retried whatever its method.</li>
+ * <li>Connect failure (refused, connect timeout, or a pooled connection that closed
+ * before the request was written): 502, the endpoint is charged, and the request, which
+ * never left, may be retried whatever its method.</li>
  * <li>Connection lost before the headers: 502, the endpoint is charged.</li>
  * <li>No headers within {@code timeouts.response} of sending: 504, the endpoint is
  * charged.</li>
@@ -104,9 +106,13 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 			this.registry.failed(service, guard);
 			return new UpstreamFailure(HttpStatus.GATEWAY_TIMEOUT, "upstream response timeout", service, false, ex);
 		}
-		if (causedBy(ex, ConnectException.class)) {
+		if (causedBy(ex, ConnectException.class) || closedBeforeSending(ex)) {
 			this.registry.failed(service, guard);
 			return new UpstreamFailure(HttpStatus.BAD_GATEWAY, "upstream connect failed", service, true, ex);
+		}
+		if (causedBy(ex, AbortedException.class)) {
+			this.registry.failed(service, guard);
+			return new UpstreamFailure(HttpStatus.BAD_GATEWAY, "upstream connection failed", service, false, ex);
 		}
 		if (causedBy(ex, IOException.class)) {
 			this.registry.failed(service, guard);
@@ -124,6 +130,20 @@ public final class UpstreamResponseFilter implements GlobalFilter, Ordered {
 		for (Throwable t = ex; t != null; t = t.getCause()) {
 			String name = t.getClass().getName();
 			if (name.endsWith("PoolAcquirePendingLimitException") || name.endsWith("PoolAcquireTimeoutException")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Returns whether a pooled connection closed before the request was written: the
+	 * upstream got nothing, as with a connect failure. Reactor Netty says so only in the
+	 * message of its {@link AbortedException}.
+	 */
+	static boolean closedBeforeSending(Throwable ex) {
+		for (Throwable t = ex; t != null; t = t.getCause()) {
+			if (t instanceof AbortedException && t.getMessage() != null && t.getMessage().contains("BEFORE send")) {
 				return true;
 			}
 		}

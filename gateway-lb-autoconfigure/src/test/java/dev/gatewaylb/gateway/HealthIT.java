@@ -53,7 +53,7 @@ class HealthIT {
 		TestGateway gateway = TestGateway.properties(registry)
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
 		service(gateway, "kill", killable).set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
-			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "2s");
+			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "5s");
 		service(gateway, "sick", sick).set("gateway.lb.services.sick.health.passive.consecutive-failures", 2)
 			.set("gateway.lb.services.sick.health.passive.base-ejection-time", "30s");
 		service(gateway, "all-sick", allSick).set("gateway.lb.services.all-sick.health.passive.consecutive-failures", 2)
@@ -102,11 +102,14 @@ class HealthIT {
 			dying.kill();
 			await().atMost(Duration.ofSeconds(5)).until(() -> state("kill", dying).isEjected(this.registry.nanoTime()));
 			long picksWhenEjected = state("kill", dying).picks();
-			traffic.await(400);
+			traffic.await(200);
+			assertThat(state("kill", dying).isEjected(this.registry.nanoTime()))
+				.as("still within the 5 s ejection, so the next check means something")
+				.isTrue();
 			assertThat(state("kill", dying).picks()).as("no picks while ejected").isEqualTo(picksWhenEjected);
 			dying.start();
 			int before = dying.requests();
-			await().atMost(Duration.ofSeconds(10)).until(() -> dying.requests() > before + 20);
+			await().atMost(Duration.ofSeconds(15)).until(() -> dying.requests() > before + 20);
 			assertThat(traffic.failures()).as("client-visible errors").isZero();
 		}
 		assertThat(metric("gateway_lb_ejections_total{endpoint=\"" + dying.address() + "\",service=\"kill\"}"))
