@@ -8,15 +8,12 @@ import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -27,7 +24,7 @@ import static org.awaitility.Awaitility.await;
  * Every algorithm routing real requests through {@code lb://} to real backends.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class BalancingIT {
+class BalancingIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
 			TestBackend.start("c"));
@@ -53,23 +50,10 @@ class BalancingIT {
 		gateway.route("ghost");
 	}
 
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	BalancerRegistry registry;
-
-	GatewayClient client;
-
 	@BeforeEach
 	void connect() {
 		this.client = new GatewayClient(this.port);
 		backends.forEach(TestBackend::reset);
-	}
-
-	@AfterEach
-	void disconnect() {
-		this.client.close();
 	}
 
 	@AfterAll
@@ -178,14 +162,6 @@ class BalancingIT {
 		// end.
 		assertThat(inFlightWhileStreaming.subList(0, inFlightWhileStreaming.size() - 1)).isNotEmpty().containsOnly(1);
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(inFlight("least-requests")).isZero());
-	}
-
-	private int inFlight(String service) {
-		int total = 0;
-		for (int i = 0; i < this.registry.snapshot(service).size(); i++) {
-			total += this.registry.snapshot(service).state(i).inFlight();
-		}
-		return total;
 	}
 
 	@Test

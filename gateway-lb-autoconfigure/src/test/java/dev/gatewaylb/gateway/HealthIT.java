@@ -10,17 +10,13 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.Snapshot;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -32,7 +28,7 @@ import static org.awaitility.Awaitility.await;
  * failures within their budget, draining, active checks.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class HealthIT {
+class HealthIT extends GatewayIntegrationTest {
 
 	static final List<HealthBackend> killable = backends("k", 3);
 
@@ -68,24 +64,6 @@ class HealthIT {
 			.set("gateway.lb.services.checked.health.active.path", "/health")
 			.set("gateway.lb.services.checked.health.active.interval", "500ms")
 			.set("gateway.lb.services.checked.health.active.timeout", "300ms");
-	}
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	BalancerRegistry registry;
-
-	GatewayClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
-	@AfterEach
-	void disconnect() {
-		this.client.close();
 	}
 
 	@AfterAll
@@ -237,15 +215,6 @@ class HealthIT {
 			}
 		}
 		throw new IllegalStateException(backend.address() + " is not an endpoint of " + service);
-	}
-
-	private double metric(String series) {
-		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
-			if (line.startsWith(series + " ")) {
-				return Double.parseDouble(line.substring(series.length() + 1).trim());
-			}
-		}
-		return 0;
 	}
 
 	private static TestGateway service(TestGateway gateway, String service, List<HealthBackend> backends) {

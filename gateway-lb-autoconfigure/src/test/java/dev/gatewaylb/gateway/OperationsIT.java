@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -22,11 +21,10 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -38,7 +36,7 @@ import static org.awaitility.Awaitility.await;
  * actuator endpoint and the meters, drain an endpoint.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class OperationsIT {
+class OperationsIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
 			TestBackend.start("c"));
@@ -61,30 +59,16 @@ class OperationsIT {
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
 	}
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	ConfigurableApplicationContext context;
 
 	@Autowired
-	BalancerRegistry registry;
-
-	@Autowired
 	LiveSettings settings;
-
-	GatewayClient client;
 
 	private final Map<String, Object> overrides = new HashMap<>();
 
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
 	@AfterEach
 	void restore() {
-		this.client.close();
 		if (!this.overrides.isEmpty()) {
 			java.util.Set<String> keys = java.util.Set.copyOf(this.overrides.keySet());
 			this.overrides.clear();
@@ -106,7 +90,7 @@ class OperationsIT {
 		AtomicInteger lowestInFlight = new AtomicInteger();
 		AtomicInteger highestInFlight = new AtomicInteger();
 		Disposable sampler = Flux.interval(Duration.ofMillis(5)).subscribe((tick) -> {
-			int[] counts = inFlight("live");
+			int[] counts = inFlightPerEndpoint("live");
 			for (int count : counts) {
 				lowestInFlight.accumulateAndGet(count, Math::min);
 			}
@@ -142,7 +126,7 @@ class OperationsIT {
 			traffic.dispose();
 		}
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(java.util.Arrays.stream(inFlight("live")).sum()).isZero());
+			.untilAsserted(() -> assertThat(java.util.Arrays.stream(inFlightPerEndpoint("live")).sum()).isZero());
 		sampler.dispose();
 		assertThat(failures).hasValue(0);
 		assertThat(highestInFlight.get()).as("requests were in flight across the refreshes").isPositive();
@@ -176,7 +160,7 @@ class OperationsIT {
 	void rejectsAnInvalidRefreshWholeAndClearsTheErrorOnTheNextGoodOne(String mistake, String properties,
 			String named) {
 		long generation = this.settings.generation();
-		double rejectedBefore = meter("gateway_lb_refreshes_total{outcome=\"rejected\"}");
+		double rejectedBefore = metric("gateway_lb_refreshes_total{outcome=\"rejected\"}");
 		Map<String, Object> invalid = new HashMap<>();
 		for (String property : properties.split(",")) {
 			invalid.put(property.substring(0, property.indexOf('=')), property.substring(property.indexOf('=') + 1));
@@ -185,7 +169,7 @@ class OperationsIT {
 		assertThat(this.settings.generation()).isEqualTo(generation);
 		assertThat(this.settings.lastError()).contains(named);
 		assertThat(json("/actuator/gatewaylb").get("lastError").asString()).contains(named);
-		assertThat(meter("gateway_lb_refreshes_total{outcome=\"rejected\"}")).isEqualTo(rejectedBefore + 1);
+		assertThat(metric("gateway_lb_refreshes_total{outcome=\"rejected\"}")).isEqualTo(rejectedBefore + 1);
 		for (int i = 0; i < 6; i++) {
 			assertThat(this.client.getNow("/shop/").status()).isEqualTo(200);
 		}
@@ -304,7 +288,7 @@ class OperationsIT {
 		return counts;
 	}
 
-	private int[] inFlight(String service) {
+	private int[] inFlightPerEndpoint(String service) {
 		var snapshot = this.registry.snapshot(service);
 		if (snapshot == null) {
 			return new int[0];
@@ -329,15 +313,6 @@ class OperationsIT {
 		GatewayClient.Answer answer = this.client.getNow(path);
 		assertThat(answer.status()).as(path).isEqualTo(200);
 		return JsonMapper.builder().build().readTree(answer.body());
-	}
-
-	private double meter(String series) {
-		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
-			if (line.startsWith(series + " ")) {
-				return Double.parseDouble(line.substring(series.length() + 1).trim());
-			}
-		}
-		return 0;
 	}
 
 }

@@ -10,16 +10,14 @@ import java.util.Set;
 import dev.gatewaylb.split.AffinityCookie;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -29,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Canary and blue-green splits in front of real backends.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class SplitIT {
+class SplitIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> stable = List.of(TestBackend.start("stable-1"), TestBackend.start("stable-2"));
 
@@ -63,25 +61,14 @@ class SplitIT {
 			.set("gateway.lb.splits.pinned.sticky.cookie", "PIN");
 	}
 
-	@LocalServerPort
-	int port;
-
 	@Autowired
 	ConfigurableApplicationContext context;
 
 	@Autowired
 	LiveSettings settings;
 
-	GatewayClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
 	@AfterEach
-	void disconnect() {
-		this.client.close();
+	void restoreSettings() {
 		if (this.context.getEnvironment().getPropertySources().remove("refreshed") != null) {
 			refresh();
 		}

@@ -7,16 +7,12 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -29,7 +25,7 @@ import static org.awaitility.Awaitility.await;
  * upstreams.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class UpstreamPoolIT {
+class UpstreamPoolIT extends GatewayIntegrationTest {
 
 	/**
 	 * Longest a rejection may take. The contract says at once (the issue: within 100 ms);
@@ -68,32 +64,6 @@ class UpstreamPoolIT {
 			.route("cool")
 			.instances("cool", List.of(shared))
 			.set("management.endpoints.web.exposure.include", "prometheus");
-	}
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	BalancerRegistry registry;
-
-	GatewayClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
-	@AfterEach
-	void disconnect() {
-		this.client.close();
-		// Served, rejected, timed out in the queue or abandoned: every request leaves
-		// in-flight as it found it.
-		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
-				for (int i = 0; i < snapshot.size(); i++) {
-					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
-				}
-			}));
 	}
 
 	@AfterAll

@@ -12,25 +12,20 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * Each upstream's own timeouts: connect (to an address that never answers, and to one
  * that refuses), response headers, and the gap between two chunks of the body.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class UpstreamTimeoutIT {
+class UpstreamTimeoutIT extends GatewayIntegrationTest {
 
 	static final TestBackend slow = TestBackend.start("slow");
 
@@ -58,32 +53,6 @@ class UpstreamTimeoutIT {
 			.set("gateway.lb.services.blackhole.timeouts.connect", "500ms")
 			.route("refusing")
 			.set("spring.cloud.discovery.client.simple.instances.refusing[0].uri", "http://127.0.0.1:" + refusingPort);
-	}
-
-	@LocalServerPort
-	int port;
-
-	@Autowired
-	BalancerRegistry registry;
-
-	GatewayClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
-	@AfterEach
-	void disconnect() {
-		this.client.close();
-		// Rejected, timed out, refused or cut off: every request leaves in-flight as it
-		// found it.
-		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
-				for (int i = 0; i < snapshot.size(); i++) {
-					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
-				}
-			}));
 	}
 
 	@AfterAll

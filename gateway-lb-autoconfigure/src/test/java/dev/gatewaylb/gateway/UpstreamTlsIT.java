@@ -3,13 +3,10 @@ package dev.gatewaylb.gateway;
 import java.io.IOException;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -20,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * replaces the public roots, and reached over h2 when the service asks for {@code http2}.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class UpstreamTlsIT {
+class UpstreamTlsIT extends GatewayIntegrationTest {
 
 	static final TlsBackend backend = TlsBackend.start();
 
@@ -38,21 +35,6 @@ class UpstreamTlsIT {
 			.set("gateway.lb.services.h2.http2", true)
 			.set("gateway.lb.services.h11.tls.trusted-ca", "classpath:tls/ca.pem")
 			.set("gateway.lb.services.h11.http2", false);
-	}
-
-	@LocalServerPort
-	int port;
-
-	GatewayClient client;
-
-	@BeforeEach
-	void connect() {
-		this.client = new GatewayClient(this.port);
-	}
-
-	@AfterEach
-	void disconnect() {
-		this.client.close();
 	}
 
 	@AfterAll

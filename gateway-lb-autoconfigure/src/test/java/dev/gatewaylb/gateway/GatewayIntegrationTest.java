@@ -1,0 +1,71 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+
+import dev.gatewaylb.balance.Snapshot;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.client.ServiceInstance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What every gateway integration test shares: a client of the gateway on its random port,
+ * the registry to look inside, and one invariant checked after each test: whatever
+ * happened, every request leaves the in-flight counts as it found them.
+ */
+abstract class GatewayIntegrationTest {
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	BalancerRegistry registry;
+
+	GatewayClient client;
+
+	@BeforeEach
+	void connect() {
+		this.client = new GatewayClient(this.port);
+	}
+
+	@AfterEach
+	void disconnectAndCheckNothingIsLeftInFlight() {
+		this.client.close();
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
+				for (int i = 0; i < snapshot.size(); i++) {
+					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
+				}
+			}));
+	}
+
+	/**
+	 * Returns the requests in flight to a service, over its endpoints.
+	 */
+	int inFlight(String service) {
+		Snapshot<ServiceInstance> snapshot = this.registry.snapshot(service);
+		int total = 0;
+		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
+			total += snapshot.state(i).inFlight();
+		}
+		return total;
+	}
+
+	/**
+	 * Returns the value of one series from {@code /actuator/prometheus}, 0 if absent.
+	 */
+	double metric(String series) {
+		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
+			if (line.startsWith(series + " ")) {
+				return Double.parseDouble(line.substring(series.length() + 1).trim());
+			}
+		}
+		return 0;
+	}
+
+}
