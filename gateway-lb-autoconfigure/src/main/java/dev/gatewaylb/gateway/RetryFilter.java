@@ -127,15 +127,12 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 
 	/**
 	 * Returns whether the request may be sent again after it reached an upstream: an
-	 * idempotent method, and no body or a body a filter has cached.
+	 * idempotent method and no body (no content length above 0, no transfer encoding).
 	 */
 	static boolean replayable(ServerHttpRequest request) {
-		if (!IDEMPOTENT.contains(request.getMethod())) {
-			return false;
-		}
 		HttpHeaders headers = request.getHeaders();
-		boolean noBody = headers.getContentLength() <= 0 && !headers.containsHeader(HttpHeaders.TRANSFER_ENCODING);
-		return noBody;
+		return IDEMPOTENT.contains(request.getMethod()) && headers.getContentLength() <= 0
+				&& !headers.containsHeader(HttpHeaders.TRANSFER_ENCODING);
 	}
 
 	/**
