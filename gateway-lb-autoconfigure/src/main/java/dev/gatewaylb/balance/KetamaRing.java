@@ -38,6 +38,17 @@ final class KetamaRing implements Strategy {
 
 	private final Strategy withoutKey;
 
+	/**
+	 * {@code bucketStart[b]} is the first slot whose point falls in bucket {@code b} or a
+	 * later one, buckets being the top {@link #bucketBits} bits of the point (as an
+	 * unsigned number, which orders like the signed points). A lookup searches one
+	 * bucket, a few adjacent points, instead of the whole ring: two cache misses instead
+	 * of one per binary-search step.
+	 */
+	private final int[] bucketStart;
+
+	private final int bucketBits;
+
 	KetamaRing(Members members, Strategy withoutKey) {
 		this.withoutKey = withoutKey;
 		Endpoint[] endpoints = members.endpoints;
@@ -65,6 +76,20 @@ final class KetamaRing implements Strategy {
 			this.points[i] = ring.get(i).position();
 			this.owners[i] = ring.get(i).owner();
 		}
+		// About one bucket per point, at most 2^16 (a 256 KiB index).
+		this.bucketBits = Math.max(4, Math.min(16, 64 - Long.numberOfLeadingZeros(Math.max(1, this.points.length))));
+		this.bucketStart = new int[(1 << this.bucketBits) + 1];
+		int slot = 0;
+		for (int bucket = 0; bucket <= (1 << this.bucketBits); bucket++) {
+			while (slot < this.points.length && bucket(this.points[slot]) < bucket) {
+				slot++;
+			}
+			this.bucketStart[bucket] = slot;
+		}
+	}
+
+	private int bucket(long point) {
+		return (int) ((point ^ Long.MIN_VALUE) >>> (64 - this.bucketBits));
 	}
 
 	@Override
@@ -82,8 +107,9 @@ final class KetamaRing implements Strategy {
 	 * Returns the first slot whose point is {@code >= hash}, wrapping to 0.
 	 */
 	private int ownerSlot(long hash) {
-		int low = 0;
-		int high = this.points.length;
+		int bucket = bucket(hash);
+		int low = this.bucketStart[bucket];
+		int high = this.bucketStart[bucket + 1];
 		while (low < high) {
 			int mid = (low + high) >>> 1;
 			if (this.points[mid] < hash) {
