@@ -35,9 +35,12 @@ public final class ExchangeLease {
 	private volatile @Nullable String serviceId;
 
 	/**
-	 * Addresses earlier attempts of this exchange went to; an exchange has few.
+	 * The address of the first attempt, and of later ones (retries, rare) in a list made
+	 * only when needed: the common exchange allocates nothing for this.
 	 */
-	private final java.util.List<String> tried = new java.util.concurrent.CopyOnWriteArrayList<>();
+	private volatile @Nullable String firstTried;
+
+	private volatile java.util.@Nullable List<String> laterTried;
 
 	/**
 	 * Creates a lease for an exchange from {@code remoteAddress}.
@@ -70,7 +73,18 @@ public final class ExchangeLease {
 	 */
 	public void hold(String serviceId, InFlightGuard guard) {
 		this.serviceId = serviceId;
-		this.tried.add(guard.endpoint().address());
+		String address = guard.endpoint().address();
+		if (this.firstTried == null) {
+			this.firstTried = address;
+		}
+		else {
+			java.util.List<String> later = this.laterTried;
+			if (later == null) {
+				later = new java.util.concurrent.CopyOnWriteArrayList<>();
+				this.laterTried = later;
+			}
+			later.add(address);
+		}
 		hold(guard);
 	}
 
@@ -80,7 +94,8 @@ public final class ExchangeLease {
 	 * @return whether tried
 	 */
 	public boolean tried(String address) {
-		return this.tried.contains(address);
+		java.util.List<String> later = this.laterTried;
+		return address.equals(this.firstTried) || (later != null && later.contains(address));
 	}
 
 	/**
@@ -88,7 +103,8 @@ public final class ExchangeLease {
 	 * @return the attempts
 	 */
 	public int attempts() {
-		return this.tried.size();
+		java.util.List<String> later = this.laterTried;
+		return ((this.firstTried != null) ? 1 : 0) + ((later != null) ? later.size() : 0);
 	}
 
 	/**

@@ -35,6 +35,12 @@ public final class ServiceBalancer implements ReactorServiceInstanceLoadBalancer
 	private final BalancerRegistry registry;
 
 	/**
+	 * The supplier, resolved at the first request: child-context beans do not change, and
+	 * a lookup per request costs more than the pick.
+	 */
+	private volatile @Nullable ServiceInstanceListSupplier supplier;
+
+	/**
 	 * Creates the balancer of one service.
 	 * @param serviceId the service id
 	 * @param suppliers the service's instance list supplier
@@ -50,9 +56,13 @@ public final class ServiceBalancer implements ReactorServiceInstanceLoadBalancer
 	@Override
 	@SuppressWarnings("rawtypes")
 	public Mono<Response<ServiceInstance>> choose(Request request) {
-		ServiceInstanceListSupplier supplier = this.suppliers
-			.getIfAvailable(() -> new NoopServiceInstanceListSupplier());
-		return supplier.get(request).next().map((instances) -> choose(supplier, instances, request));
+		ServiceInstanceListSupplier supplier = this.supplier;
+		if (supplier == null) {
+			supplier = this.suppliers.getIfAvailable(() -> new NoopServiceInstanceListSupplier());
+			this.supplier = supplier;
+		}
+		ServiceInstanceListSupplier resolved = supplier;
+		return resolved.get(request).next().map((instances) -> choose(resolved, instances, request));
 	}
 
 	@SuppressWarnings("rawtypes")
