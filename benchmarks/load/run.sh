@@ -1,0 +1,378 @@
+#!/usr/bin/env bash
+# Load benchmarks of gateway-lb on loopback (docs/benchmarks.md). Real processes, bounded
+# in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
+#
+#   benchmarks/load/run.sh [all|throughput|slow]     (default: all)
+#
+# Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
+# (one JVM: two ports answer after FAST_MS, one after SLOW_MS), nginx as a proxy with an
+# upstream block, and two gateways from the sample app's jar with benchmarks/load/gateway.yml:
+# (b) plain Spring Cloud Gateway, lb:// and Spring Cloud LoadBalancer round-robin
+# (gateway.lb.enabled=false), and (c) the same gateway with gateway-lb.
+#
+# throughput: the same wrk load, round after interleaved round, against (a) the backend
+#   directly, (b), (c), and (d) nginx; prints the median requests/s and p50/p99/p99.9 of
+#   the rounds and the ratios c/b and c/d.
+# slow: the same load through a gateway to the three delay backends, once per balancer
+#   (gateway-lb round-robin, least-requests, power-of-two-choices, peak-ewma on (c);
+#   Spring Cloud LoadBalancer round-robin on (b)); prints p50/p99/p99.9 and each
+#   backend's share of the requests.
+#
+# Needs java 17+, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl)
+# and the jars: mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests
+# (built here when missing). Settings, all optional, from the environment:
+#   CONNECTIONS=32 DURATION=20 ROUNDS=3                      throughput
+#   SLOW_CONNECTIONS=16 SLOW_DURATION=30 SLOW_WARMUP=10 FAST_MS=20 SLOW_MS=200   slow
+#   WARMUP_MIN=60 WARMUP_MAX=240    a gateway warms up in 10 s steps until requests/s
+#                                   holds within 5%, between these bounds (seconds)
+#   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
+#   GATEWAY_JAVA_OPTS="-Xms512m -Xmx512m"
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LOAD=$ROOT/benchmarks/load
+WORK=$ROOT/benchmarks/target/load
+BUILT_SAMPLE_JAR=$ROOT/sample-app/target/sample-app-0.1.0-SNAPSHOT.jar
+BUILT_BENCH_JAR=$ROOT/benchmarks/target/benchmarks.jar
+# Copies, so that a rebuild in the work tree during a run cannot change what runs.
+SAMPLE_JAR=$WORK/gateway.jar
+BENCH_JAR=$WORK/benchmarks.jar
+
+CONNECTIONS=${CONNECTIONS:-32}
+DURATION=${DURATION:-20}
+ROUNDS=${ROUNDS:-3}
+SLOW_CONNECTIONS=${SLOW_CONNECTIONS:-16}
+SLOW_DURATION=${SLOW_DURATION:-30}
+SLOW_WARMUP=${SLOW_WARMUP:-10}
+FAST_MS=${FAST_MS:-20}
+SLOW_MS=${SLOW_MS:-200}
+WARMUP_MIN=${WARMUP_MIN:-60}
+WARMUP_MAX=${WARMUP_MAX:-240}
+GATEWAY_JAVA_OPTS=${GATEWAY_JAVA_OPTS:-"-Xms512m -Xmx512m"}
+
+BACKEND_PORTS=(18081 18082 18083)
+DELAY_PORTS=(18091 18092 18093)
+NGINX_PROXY_PORT=18080
+PLAIN_PORT=18181
+STARTER_PORT=18182
+
+# Two cores or more: the load generator on one, the servers on another, so that wrk does
+# not take the gateway's CPU. On one core, no pinning.
+if [ "$(nproc)" -ge 2 ]; then
+	LOADGEN_CPU=${LOADGEN_CPU:-0}
+	SERVER_CPU=${SERVER_CPU:-1}
+	LOADGEN=(taskset -c "$LOADGEN_CPU")
+	SERVER=(taskset -c "$SERVER_CPU")
+else
+	LOADGEN=()
+	SERVER=()
+fi
+
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	PIDS=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+require() {
+	for tool in java wrk nginx curl taskset; do
+		command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light curl)" >&2; exit 1; }
+	done
+	if [ ! -f "$BUILT_SAMPLE_JAR" ] || [ ! -f "$BUILT_BENCH_JAR" ]; then
+		log "building the sample app and benchmark jars"
+		(cd "$ROOT" && mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests)
+	fi
+	mkdir -p "$WORK"
+	cp "$BUILT_SAMPLE_JAR" "$SAMPLE_JAR"
+	cp "$BUILT_BENCH_JAR" "$BENCH_JAR"
+}
+
+# Starts a command in the background, logs to $WORK/<name>.log, and leaves its pid in
+# LAST_PID (not echoed: a $(start ...) subshell would lose the pid list).
+LAST_PID=
+start() {
+	local name=$1
+	shift
+	"$@" >"$WORK/$name.log" 2>&1 &
+	LAST_PID=$!
+	PIDS+=("$LAST_PID")
+}
+
+await() {
+	local url=$1 name=$2
+	for _ in $(seq 1 240); do
+		if curl -sf -o /dev/null "$url"; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "$name did not answer $url within 120 s; see $WORK/$name.log" >&2
+	exit 1
+}
+
+cpu_busy() { # percent of all CPUs busy over one second
+	local a b i total=0
+	read -ra a < <(head -1 /proc/stat)
+	sleep 1
+	read -ra b < <(head -1 /proc/stat)
+	for i in 1 2 3 4 5 6 7 8; do
+		total=$((total + b[i] - a[i]))
+	done
+	local idle=$(((b[4] + b[5]) - (a[4] + a[5])))
+	echo $((100 - 100 * idle / (total > 0 ? total : 1)))
+}
+
+# Waits (at most 30 s) until the machine is idle apart from our idle servers: a build or
+# test run of someone else on the same cores would be measured as our latency. Leaves the
+# last reading in BUSY, which every result line carries.
+BUSY=0
+wait_quiet() {
+	for _ in $(seq 1 15); do
+		BUSY=$(cpu_busy)
+		[ "$BUSY" -lt 15 ] && return 0
+		log "machine busy (${BUSY}% CPU) before a run; waiting"
+		sleep 1
+	done
+	log "machine still busy (${BUSY}% CPU); measuring anyway"
+}
+
+cpu_ticks() { # cpu_ticks PID... -> user + system clock ticks of the processes, all threads
+	local total=0 pid stat
+	for pid in "$@"; do
+		stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+		stat=${stat##*) }
+		read -ra stat <<<"$stat"
+		total=$((total + stat[11] + stat[12]))
+	done
+	echo "$total"
+}
+
+# wrk_run URL CONNECTIONS SECONDS [PID...] -> "RESULT ... busy=N cpu=MICROS"
+# cpu: CPU time the given processes spent per request, in microseconds. Unlike
+# requests/s it hardly changes when another job shares the machine, so it compares two
+# gateways even on a busy machine.
+wrk_run() {
+	local url=$1 connections=$2 seconds=$3
+	shift 3
+	wait_quiet
+	local line before after
+	before=$(cpu_ticks "$@")
+	line=$("${LOADGEN[@]}" wrk -t1 -c"$connections" -d"$seconds"s --timeout 10s -s "$LOAD/report.lua" "$url" | grep '^RESULT')
+	after=$(cpu_ticks "$@")
+	local cpu
+	cpu=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$(field requests "$line")" 'BEGIN { printf "%.0f", (n > 0) ? t / hz * 1e6 / n : 0 }')
+	echo "$line busy=$BUSY cpu=$cpu"
+}
+
+field() { # field NAME "RESULT ..." -> value, one per RESULT line
+	sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+ms() { awk -v us="$1" 'BEGIN { printf "%.2f", us / 1000 }'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+# A JVM pinned to one core needs minutes of load before C2 has compiled the request path
+# (40 s of compiler CPU for the gateway): warm up in 10 s steps until requests/s holds.
+warm_up() { # warm_up NAME URL
+	local name=$1 url=$2 previous=0 elapsed=0 line rps
+	while [ "$elapsed" -lt "$WARMUP_MAX" ]; do
+		line=$(wrk_run "$url" "$CONNECTIONS" 10)
+		rps=$(field rps "$line")
+		elapsed=$((elapsed + 10))
+		log "warm-up $name ${elapsed}s: $rps requests/s"
+		if [ "$elapsed" -ge "$WARMUP_MIN" ] && awk -v a="$rps" -v b="$previous" 'BEGIN { exit !(b > 0 && a / b > 0.95 && a / b < 1.05) }'; then
+			return 0
+		fi
+		previous=$rps
+	done
+}
+
+start_nginx() { # start_nginx NAME CONFIG-BODY
+	local name=$1 dir=$WORK/$1
+	mkdir -p "$dir/logs" "$dir/tmp"
+	cat >"$dir/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $dir/tmp/body;
+	proxy_temp_path $dir/tmp/proxy;
+	fastcgi_temp_path $dir/tmp/fastcgi;
+	uwsgi_temp_path $dir/tmp/uwsgi;
+	scgi_temp_path $dir/tmp/scgi;
+	keepalive_requests 1000000;
+	keepalive_timeout 120s;
+$2
+}
+EOF
+	start "$name" "${SERVER[@]}" nginx -p "$dir" -c "$dir/nginx.conf"
+}
+
+start_gateway() { # start_gateway NAME PORT [ARGS...]
+	local name=$1 port=$2
+	shift 2
+	# shellcheck disable=SC2086
+	start "$name" "${SERVER[@]}" java $GATEWAY_JAVA_OPTS -jar "$SAMPLE_JAR" --server.port="$port" \
+		--spring.config.additional-location="file:$LOAD/gateway.yml" \
+		--bench.port1="${BACKEND_PORTS[0]}" --bench.port2="${BACKEND_PORTS[1]}" --bench.port3="${BACKEND_PORTS[2]}" \
+		--bench.slow1="${DELAY_PORTS[0]}" --bench.slow2="${DELAY_PORTS[1]}" --bench.slow3="${DELAY_PORTS[2]}" "$@"
+}
+
+start_all() {
+	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
+	start_nginx backend "	server {
+		listen 127.0.0.1:${BACKEND_PORTS[0]};
+		listen 127.0.0.1:${BACKEND_PORTS[1]};
+		listen 127.0.0.1:${BACKEND_PORTS[2]};
+		location / { default_type text/plain; return 200 \"ok\n\"; }
+	}"
+	BACKEND_PID=$LAST_PID
+	start_nginx proxy "	upstream bench {
+		server 127.0.0.1:${BACKEND_PORTS[0]};
+		server 127.0.0.1:${BACKEND_PORTS[1]};
+		server 127.0.0.1:${BACKEND_PORTS[2]};
+		keepalive 64;
+	}
+	server {
+		listen 127.0.0.1:$NGINX_PROXY_PORT;
+		location / {
+			proxy_pass http://bench;
+			proxy_http_version 1.1;
+			proxy_set_header Connection \"\";
+		}
+	}"
+	PROXY_PID=$LAST_PID
+	log "delay backends: ${DELAY_PORTS[0]} and ${DELAY_PORTS[1]} ${FAST_MS} ms, ${DELAY_PORTS[2]} ${SLOW_MS} ms"
+	start delay-backend "${SERVER[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.DelayBackend \
+		"${DELAY_PORTS[0]}:$FAST_MS" "${DELAY_PORTS[1]}:$FAST_MS" "${DELAY_PORTS[2]}:$SLOW_MS"
+	log "gateways: (b) plain Spring Cloud Gateway on $PLAIN_PORT, (c) with gateway-lb on $STARTER_PORT"
+	start_gateway plain "$PLAIN_PORT" --gateway.lb.enabled=false
+	PLAIN_PID=$LAST_PID
+	start_gateway starter "$STARTER_PORT"
+	STARTER_PID=$LAST_PID
+	await "http://127.0.0.1:${BACKEND_PORTS[0]}/" backend
+	await "http://127.0.0.1:$NGINX_PROXY_PORT/" proxy
+	await "http://127.0.0.1:${DELAY_PORTS[0]}/__stats" delay-backend
+	await "http://127.0.0.1:$PLAIN_PORT/bench/" plain
+	await "http://127.0.0.1:$STARTER_PORT/bench/" starter
+	warm_up "(b)" "http://127.0.0.1:$PLAIN_PORT/bench/"
+	warm_up "(c)" "http://127.0.0.1:$STARTER_PORT/bench/"
+}
+
+describe_machine() {
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+	echo "java: $(java -version 2>&1 | head -1)"
+	echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' (work tree with changes)')"
+	echo "wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx: $(nginx -v 2>&1 | cut -d/ -f2)"
+	if [ ${#SERVER[@]} -gt 0 ]; then
+		echo "pinning: wrk on CPU $LOADGEN_CPU; backends, gateways and nginx on CPU $SERVER_CPU"
+	else
+		echo "pinning: none (one CPU)"
+	fi
+}
+
+throughput() {
+	local -A urls=([a]="http://127.0.0.1:${BACKEND_PORTS[0]}/bench/" [b]="http://127.0.0.1:$PLAIN_PORT/bench/"
+		[c]="http://127.0.0.1:$STARTER_PORT/bench/" [d]="http://127.0.0.1:$NGINX_PROXY_PORT/bench/")
+	# CPU per request: the gateway (or nginx worker) itself, the backend excluded
+	local -A pids=([a]="$(pgrep -P "$BACKEND_PID" | paste -sd' ')" [b]="$PLAIN_PID" [c]="$STARTER_PID"
+		[d]="$(pgrep -P "$PROXY_PID" | paste -sd' ')")
+	local -A results=()
+	for round in $(seq 1 "$ROUNDS"); do
+		# Interleaved rounds: a drift of the machine hits every target alike.
+		for target in a b c d; do
+			local line
+			# shellcheck disable=SC2086
+			line=$(wrk_run "${urls[$target]}" "$CONNECTIONS" "$DURATION" ${pids[$target]})
+			log "round $round $target: $line"
+			results[$target]+="$line"$'\n'
+		done
+	done
+
+	echo
+	echo "## Throughput: wrk -t1 -c$CONNECTIONS, ${DURATION}s x $ROUNDS interleaved rounds (medians)"
+	echo
+	echo "| target | requests/s | p50 ms | p99 ms | p99.9 ms | CPU us/request | errors | rounds: requests/s (machine busy before, %) |"
+	echo "|---|---|---|---|---|---|---|---|"
+	local -A rps=() p99=() cpu=() names=([a]="(a) backend direct (nginx)" [b]="(b) Spring Cloud Gateway + SCLB round-robin"
+		[c]="(c) Spring Cloud Gateway + gateway-lb round-robin" [d]="(d) nginx upstream (round-robin)")
+	for target in a b c d; do
+		local lines=${results[$target]} p50 p999 errors all
+		rps[$target]=$(field rps "$lines" | median)
+		cpu[$target]=$(field cpu "$lines" | median)
+		p99[$target]=$(field p99 "$lines" | median)
+		p50=$(field p50 "$lines" | median)
+		p999=$(field p999 "$lines" | median)
+		errors=$(paste <(field errors "$lines") <(field non2xx "$lines") | awk '{ s += $1 + $2 } END { print s + 0 }')
+		all=$(paste -d' ' <(field rps "$lines") <(field busy "$lines") | awk '{ printf "%s%s (%s)", (NR > 1 ? ", " : ""), $1, $2 }')
+		echo "| ${names[$target]} | ${rps[$target]} | $(ms "$p50") | $(ms "${p99[$target]}") | $(ms "$p999") | ${cpu[$target]} | $errors | $all |"
+	done
+	echo
+	echo "| ratio | requests/s | p99 | requests per CPU-second |"
+	echo "|---|---|---|---|"
+	echo "| c/b (gateway-lb / plain gateway) | $(ratio "${rps[c]}" "${rps[b]}") | $(ratio "${p99[c]}" "${p99[b]}") | $(ratio "${cpu[b]}" "${cpu[c]}") |"
+	echo "| c/d (gateway-lb / nginx) | $(ratio "${rps[c]}" "${rps[d]}") | $(ratio "${p99[c]}" "${p99[d]}") | $(ratio "${cpu[d]}" "${cpu[c]}") |"
+	echo "| b/d (plain gateway / nginx) | $(ratio "${rps[b]}" "${rps[d]}") | $(ratio "${p99[b]}" "${p99[d]}") | $(ratio "${cpu[d]}" "${cpu[b]}") |"
+}
+
+slow() {
+	local rows=()
+	for variant in sclb round-robin least-requests power-of-two-choices peak-ewma; do
+		local url=http://127.0.0.1:$STARTER_PORT/slow/$variant/ name="gateway-lb $variant"
+		if [ "$variant" = sclb ]; then
+			url=http://127.0.0.1:$PLAIN_PORT/slow/round-robin/
+			name="Spring Cloud LoadBalancer round-robin"
+		fi
+		log "$name: warm-up ${SLOW_WARMUP}s"
+		wrk_run "$url" "$SLOW_CONNECTIONS" "$SLOW_WARMUP" >/dev/null
+		local before after line shares
+		before=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
+		line=$(wrk_run "$url" "$SLOW_CONNECTIONS" "$SLOW_DURATION")
+		after=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
+		log "$name: $line"
+		shares=$(paste <(echo "$before") <(echo "$after") | awk '{ d[NR] = $4 - $2; t += $4 - $2 }
+			END { for (i = 1; i <= NR; i++) printf "%s%.1f%%", (i > 1 ? " / " : ""), 100 * d[i] / t }')
+		rows+=("| $name | $(field rps "$line") | $(ms "$(field p50 "$line")") | $(ms "$(field p90 "$line")") | $(ms "$(field p99 "$line")") | $(ms "$(field p999 "$line")") | $shares | $(($(field errors "$line") + $(field non2xx "$line"))) | $(field busy "$line") |")
+	done
+
+	echo
+	echo "## One slow backend (${FAST_MS} ms, ${FAST_MS} ms, ${SLOW_MS} ms): wrk -t1 -c$SLOW_CONNECTIONS, ${SLOW_DURATION}s per balancer after ${SLOW_WARMUP}s on the same route"
+	echo
+	echo "| balancer | requests/s | p50 ms | p90 ms | p99 ms | p99.9 ms | share fast / fast / slow | errors | machine busy before, % |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+}
+
+main() {
+	local what=${1:-all}
+	case "$what" in
+		all | throughput | slow) ;;
+		*) echo "usage: $0 [all|throughput|slow]" >&2; exit 2 ;;
+	esac
+	require
+	describe_machine
+	start_all
+	case "$what" in
+		throughput) throughput ;;
+		slow) slow ;;
+		all) throughput; slow ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,88 @@
+package dev.gatewaylb.benchmarks.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.InFlightGuard;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.benchmarks.Fixtures;
+import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * A whole pick with its in-flight accounting, as one request costs it: select, acquire
+ * (in-flight up, pick counted, the guard allocated) and release. With two threads the
+ * endpoints' counters are shared and contended.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@State(Scope.Benchmark)
+public class InFlightBenchmark {
+
+	@Param({ "ROUND_ROBIN", "LEAST_REQUESTS", "POWER_OF_TWO_CHOICES", "CONSISTENT_HASH", "PEAK_EWMA" })
+	public Algorithm algorithm;
+
+	@Param({ "100" })
+	public int endpoints;
+
+	private Balancer<Endpoint> balancer;
+
+	private String[] keys;
+
+	private final List<InFlightGuard> held = new ArrayList<>();
+
+	@Setup
+	public void setUp() {
+		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm), Function.identity(),
+				System::nanoTime, ThreadLocalRandom::current);
+		this.balancer.update(Fixtures.endpoints(this.endpoints, false));
+		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
+				: new String[Fixtures.KEYS];
+		PickBenchmark.Load.apply(this.balancer.snapshot(), this.held);
+	}
+
+	@TearDown
+	public void tearDown() {
+		this.held.forEach(InFlightGuard::release);
+		this.held.clear();
+	}
+
+	@Benchmark
+	public boolean selectAcquireRelease(KeyCursor cursor) {
+		return cycle(cursor);
+	}
+
+	@Benchmark
+	@Threads(2)
+	public boolean selectAcquireReleaseTwoThreads(KeyCursor cursor) {
+		return cycle(cursor);
+	}
+
+	private boolean cycle(KeyCursor cursor) {
+		Snapshot<Endpoint> snapshot = this.balancer.snapshot();
+		return snapshot.acquire(snapshot.select(cursor.next(this.keys))).release();
+	}
+
+}

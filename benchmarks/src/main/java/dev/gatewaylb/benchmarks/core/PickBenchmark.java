@@ -1,0 +1,128 @@
+package dev.gatewaylb.benchmarks.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.InFlightGuard;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.benchmarks.Fixtures;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The pick of every algorithm as the gateway makes it: one read of the balancer's current
+ * snapshot, then {@link Snapshot#select}. No in-flight accounting here (see
+ * {@link InFlightBenchmark}), so the allocation column shows what the algorithm itself
+ * allocates: it should be 0.
+ * <p>
+ * The balancer is built as production builds it ({@code System::nanoTime},
+ * {@code ThreadLocalRandom::current}). Before measuring, every endpoint gets 0 to 3
+ * requests in flight and, for peak-EWMA, a latency sample of 1 to 50 ms, so that
+ * least-requests and the two-choice algorithms compare unequal numbers rather than a row
+ * of zeros. Consistent hashing cycles through {@value Fixtures#KEYS} client addresses.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@State(Scope.Benchmark)
+public class PickBenchmark {
+
+	@Param({ "ROUND_ROBIN", "LEAST_REQUESTS", "POWER_OF_TWO_CHOICES", "CONSISTENT_HASH", "PEAK_EWMA" })
+	public Algorithm algorithm;
+
+	@Param({ "3", "10", "100", "1000" })
+	public int endpoints;
+
+	private Balancer<Endpoint> balancer;
+
+	private String[] keys;
+
+	private final List<InFlightGuard> held = new ArrayList<>();
+
+	@Setup
+	public void setUp() {
+		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm), Function.identity(),
+				System::nanoTime, ThreadLocalRandom::current);
+		this.balancer.update(Fixtures.endpoints(this.endpoints, false));
+		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
+				: new String[Fixtures.KEYS];
+		Load.apply(this.balancer.snapshot(), this.held);
+	}
+
+	@TearDown
+	public void tearDown() {
+		this.held.forEach(InFlightGuard::release);
+		this.held.clear();
+	}
+
+	@Benchmark
+	public int select(KeyCursor cursor) {
+		return this.balancer.snapshot().select(cursor.next(this.keys));
+	}
+
+	@Benchmark
+	@Threads(2)
+	public int selectTwoThreads(KeyCursor cursor) {
+		return this.balancer.snapshot().select(cursor.next(this.keys));
+	}
+
+	/**
+	 * Each thread's position in the key array.
+	 */
+	@State(Scope.Thread)
+	public static class KeyCursor {
+
+		private int next;
+
+		String next(String[] keys) {
+			// KEYS is a power of two: a mask, not a division, keeps the cursor cheap
+			return keys[this.next++ & (Fixtures.KEYS - 1)];
+		}
+
+	}
+
+	/**
+	 * Uneven load on a snapshot, seeded.
+	 */
+	static final class Load {
+
+		private Load() {
+		}
+
+		static void apply(Snapshot<?> snapshot, List<InFlightGuard> held) {
+			SplittableRandom random = new SplittableRandom(42);
+			for (int i = 0; i < snapshot.size(); i++) {
+				InFlightGuard sample = snapshot.acquire(i);
+				sample.recordLatency(System.nanoTime() + random.nextLong(1_000_000, 50_000_000));
+				sample.release();
+				int inFlight = random.nextInt(4);
+				for (int j = 0; j < inFlight; j++) {
+					held.add(snapshot.acquire(i));
+				}
+			}
+		}
+
+	}
+
+}
