@@ -23,6 +23,12 @@ final class Members {
 	final int[] eligible;
 
 	/**
+	 * The states of the {@link #eligible} endpoints, in the same order, so that a scan
+	 * reads each endpoint's counter through one array instead of two.
+	 */
+	final EndpointState[] eligibleStates;
+
+	/**
 	 * Whether each endpoint is draining: in the set, but taking no new picks.
 	 */
 	final boolean[] draining;
@@ -111,6 +117,10 @@ final class Members {
 			}
 		}
 		this.rampEndsAtNanos = rampEnd;
+		this.eligibleStates = new EndpointState[count];
+		for (int e = 0; e < count; e++) {
+			this.eligibleStates[e] = states[this.eligible[e]];
+		}
 		this.rampOver = (rampEnd == NO_RAMP_END);
 	}
 

@@ -69,6 +69,62 @@ final class PeakEwma {
 		return decayed(this.packed.get(), millis(nowNanos), decayNanos);
 	}
 
+	/**
+	 * Returns whether endpoint {@code b} is expected to serve one more request sooner
+	 * than endpoint {@code a}: Finagle's cost, the decayed average times
+	 * {@code inFlight + 1}, compared for both at the same instant, without reading the
+	 * clock.
+	 * <p>
+	 * Both averages decay with the same {@code exp(-(now - stamp) / decay)}, so their
+	 * ratio does not depend on {@code now}: dividing both costs by the newer endpoint's
+	 * decay leaves the older one's average decayed by the gap between the two stamps, and
+	 * at most one {@code exp} (none when both were sampled in the same millisecond). An
+	 * endpoint never sampled costs 0 when idle and a penalty that dwarfs any latency when
+	 * busy, as in {@link PowerOfTwoChoices}. A tie is {@code false}.
+	 * @param b the packed state of endpoint {@code b} ({@link #packed()})
+	 * @param inFlightB requests in flight at {@code b}
+	 * @param a the packed state of endpoint {@code a}
+	 * @param inFlightA requests in flight at {@code a}
+	 * @param decayNanos the decay time constant
+	 * @return whether {@code b} costs less than {@code a}
+	 */
+	static boolean cheaper(long b, int inFlightB, long a, int inFlightA, long decayNanos) {
+		double latencyB = Float.intBitsToFloat((int) (b >>> 32));
+		double latencyA = Float.intBitsToFloat((int) (a >>> 32));
+		if (latencyA == 0 || latencyB == 0) {
+			// Unsampled on at least one side: 0 or the penalty (39 hours) against the
+			// other side's undecayed cost. Decay only lowers a sampled cost, which
+			// changes the outcome against 0 in no case and against the penalty only for
+			// latency times in-flight counts beyond 39 hours.
+			return unsampledOr(latencyB, inFlightB) < unsampledOr(latencyA, inFlightA);
+		}
+		double costB = latencyB * (inFlightB + 1);
+		double costA = latencyA * (inFlightA + 1);
+		// Wrapping subtraction of the int stamps: exact for gaps under 24 days.
+		int gapMillis = (int) b - (int) a;
+		if (gapMillis > 0) {
+			costA *= Math.exp(-gapMillis * 1_000_000.0 / decayNanos);
+		}
+		else if (gapMillis < 0) {
+			costB *= Math.exp(gapMillis * 1_000_000.0 / decayNanos);
+		}
+		return costB < costA;
+	}
+
+	private static double unsampledOr(double latency, int inFlight) {
+		if (latency != 0) {
+			return latency * (inFlight + 1);
+		}
+		return (inFlight == 0) ? 0 : PowerOfTwoChoices.UNKNOWN_LATENCY_PENALTY + inFlight;
+	}
+
+	/**
+	 * Returns the average and the time of the last sample, packed, for {@link #cheaper}.
+	 */
+	long packed() {
+		return this.packed.get();
+	}
+
 	private static double decayed(long packed, int nowMillis, long decayNanos) {
 		double cost = Float.intBitsToFloat((int) (packed >>> 32));
 		return (cost == 0) ? 0 : cost * weight(packed, nowMillis, decayNanos);

@@ -52,8 +52,28 @@ final class PowerOfTwoChoices implements Strategy {
 		}
 		int a = eligible[first];
 		int b = eligible[second];
-		long now = (this.peakEwma || this.members.mayRamp()) ? this.members.nanoClock.getAsLong() : 0;
+		if (!this.members.mayRamp()) {
+			return (this.peakEwma ? cheaperPeakEwma(b, a) : inFlight(b) < inFlight(a)) ? b : a;
+		}
+		long now = this.members.nanoClock.getAsLong();
 		return (cost(b, now) < cost(a, now)) ? b : a;
+	}
+
+	private int inFlight(int index) {
+		return this.members.states[index].inFlight();
+	}
+
+	/**
+	 * Peak EWMA without slow start: compared without the clock (see
+	 * {@link PeakEwma#cheaper}). Each endpoint's average and stamp are read in one
+	 * volatile read, so neither is torn by a concurrent sample; the two endpoints are
+	 * read one after the other, as the in-flight counts are.
+	 */
+	private boolean cheaperPeakEwma(int b, int a) {
+		EndpointState stateB = this.members.states[b];
+		EndpointState stateA = this.members.states[a];
+		return PeakEwma.cheaper(stateB.latency.packed(), stateB.inFlight(), stateA.latency.packed(), stateA.inFlight(),
+				this.members.settings.ewmaDecayNanos());
 	}
 
 	private double cost(int index, long now) {

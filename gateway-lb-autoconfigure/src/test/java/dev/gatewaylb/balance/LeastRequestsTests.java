@@ -39,6 +39,32 @@ class LeastRequestsTests {
 	}
 
 	@Test
+	void agreesWithAFullScanOverRandomServices() {
+		java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+		for (int round = 0; round < 2_000; round++) {
+			int size = random.nextInt(1, 40);
+			int[] weights = new int[size];
+			int[] loads = new int[size];
+			for (int i = 0; i < size; i++) {
+				weights[i] = (random.nextInt(5) == 0) ? 0 : 1;
+				// mostly busy, so that the scan often runs to the end; now and then idle
+				loads[i] = (random.nextInt(8) == 0) ? 0 : random.nextInt(1, 6);
+			}
+			Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.LEAST_REQUESTS, weights).snapshot();
+			load(snapshot, loads);
+			int expected = -1;
+			for (int i = 0; i < size; i++) {
+				if (weights[i] > 0 && (expected < 0 || loads[i] < loads[expected])) {
+					expected = i;
+				}
+			}
+			assertThat(snapshot.select(null))
+				.as("weights %s, loads %s", java.util.Arrays.toString(weights), java.util.Arrays.toString(loads))
+				.isEqualTo(expected);
+		}
+	}
+
+	@Test
 	void spreadsAsRequestsStayInFlight() {
 		Snapshot<Endpoint> snapshot = this.balancers.balancer(Algorithm.LEAST_REQUESTS, 1, 1, 1).snapshot();
 		List<InFlightGuard> held = new ArrayList<>();

@@ -1,5 +1,7 @@
 package dev.gatewaylb.balance;
 
+import java.util.SplittableRandom;
+
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -78,6 +80,74 @@ class PeakEwmaTests {
 		LeastRequestsTests.load(snapshot, new int[] { 0, 30 });
 		// b now costs ~5 ms x 31 > a's 100 ms x 1
 		assertThat(snapshot.select(null)).isZero();
+	}
+
+	@Test
+	void comparesTwoEndpointsAsTheirDecayedCostsWouldAtAnyLaterInstant() {
+		SplittableRandom random = new SplittableRandom(7);
+		int compared = 0;
+		int bCheaper = 0;
+		for (int i = 0; i < 200_000; i++) {
+			PeakEwma a = randomEwma(random);
+			PeakEwma b = randomEwma(random);
+			int inFlightA = random.nextInt(4) == 0 ? 0 : random.nextInt(1, 40);
+			int inFlightB = random.nextInt(4) == 0 ? 0 : random.nextInt(1, 40);
+			long now = 60_000 * MS + random.nextLong(0, 40_000 * MS);
+			double costA = finagleCost(a, inFlightA, now);
+			double costB = finagleCost(b, inFlightB, now);
+			if (Math.abs(costA - costB) <= 1e-9 * Math.max(costA, costB)) {
+				continue; // a tie up to rounding: either answer is right
+			}
+			compared++;
+			boolean expected = costB < costA;
+			bCheaper += expected ? 1 : 0;
+			assertThat(PeakEwma.cheaper(b.packed(), inFlightB, a.packed(), inFlightA, DECAY))
+				.as("b %s x %d against a %s x %d at %d ms", b.cost(now, DECAY), inFlightB, a.cost(now, DECAY),
+						inFlightA, now / MS)
+				.isEqualTo(expected);
+		}
+		assertThat(compared).isGreaterThan(150_000);
+		assertThat(bCheaper).isBetween(compared / 3, compared * 2 / 3);
+	}
+
+	@Test
+	void anUnsampledEndpointIsFreeWhenIdleAndDearWhenBusy() {
+		PeakEwma sampled = new PeakEwma();
+		sampled.observe(2_000 * MS, 0, DECAY);
+		long fresh = new PeakEwma().packed();
+		assertThat(PeakEwma.cheaper(fresh, 0, sampled.packed(), 0, DECAY)).isTrue();
+		assertThat(PeakEwma.cheaper(fresh, 1, sampled.packed(), 50, DECAY)).isFalse();
+		assertThat(PeakEwma.cheaper(sampled.packed(), 50, fresh, 1, DECAY)).isTrue();
+		assertThat(PeakEwma.cheaper(fresh, 0, fresh, 0, DECAY)).isFalse();
+		assertThat(PeakEwma.cheaper(fresh, 1, fresh, 2, DECAY)).isTrue();
+	}
+
+	/**
+	 * An average sampled once or twice at a random time in the first minute, or never.
+	 */
+	private static PeakEwma randomEwma(SplittableRandom random) {
+		PeakEwma ewma = new PeakEwma();
+		if (random.nextInt(10) == 0) {
+			return ewma;
+		}
+		long stamp = random.nextLong(0, 30_000 * MS);
+		ewma.observe(random.nextLong(1, 500) * MS, stamp, DECAY);
+		if (random.nextBoolean()) {
+			// same millisecond now and then, so that the no-exp path is compared too
+			long later = stamp + (random.nextBoolean() ? 0 : random.nextLong(0, 30_000 * MS));
+			ewma.observe(random.nextLong(1, 500) * MS, later, DECAY);
+		}
+		return ewma;
+	}
+
+	/**
+	 * Finagle's cost read with the clock, as {@link PowerOfTwoChoices} computes it when
+	 * an endpoint ramps.
+	 */
+	private static double finagleCost(PeakEwma ewma, int inFlight, long now) {
+		double latency = ewma.cost(now, DECAY);
+		return (latency == 0 && inFlight != 0) ? PowerOfTwoChoices.UNKNOWN_LATENCY_PENALTY + inFlight
+				: latency * (inFlight + 1);
 	}
 
 }
