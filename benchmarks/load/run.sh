@@ -18,12 +18,13 @@
 #   Spring Cloud LoadBalancer round-robin on (b)); prints p50/p99/p99.9 and each
 #   backend's share of the requests.
 #
-# Needs java 17+, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl)
-# and the jars: mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests
-# (built here when missing). Settings, all optional, from the environment:
-#   CONNECTIONS=32 DURATION=20 ROUNDS=3                      throughput
-#   SLOW_CONNECTIONS=16 SLOW_DURATION=30 SLOW_WARMUP=10 FAST_MS=20 SLOW_MS=200   slow
-#   WARMUP_MIN=60 WARMUP_MAX=240    a gateway warms up in 10 s steps until requests/s
+# Needs java 17+, Maven, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl).
+# Builds the sample app's and the benchmarks' jars from the work tree first (SKIP_BUILD=true
+# to run the jars already in target/). Settings, all optional, from the environment:
+#   CONNECTIONS=32 DURATION=15 ROUNDS=5                      throughput
+#   SLOW_CONNECTIONS="16 4" SLOW_DURATION=30 SLOW_WARMUP=10 FAST_MS=20 SLOW_MS=200   slow
+#                                   (one table per client count in SLOW_CONNECTIONS)
+#   WARMUP_MIN=120 WARMUP_MAX=240   a gateway warms up in 10 s steps until requests/s
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
 #   GATEWAY_JAVA_OPTS="-Xms512m -Xmx512m"
@@ -39,14 +40,14 @@ SAMPLE_JAR=$WORK/gateway.jar
 BENCH_JAR=$WORK/benchmarks.jar
 
 CONNECTIONS=${CONNECTIONS:-32}
-DURATION=${DURATION:-20}
-ROUNDS=${ROUNDS:-3}
-SLOW_CONNECTIONS=${SLOW_CONNECTIONS:-16}
+DURATION=${DURATION:-15}
+ROUNDS=${ROUNDS:-5}
+SLOW_CONNECTIONS=${SLOW_CONNECTIONS:-"16 4"}
 SLOW_DURATION=${SLOW_DURATION:-30}
 SLOW_WARMUP=${SLOW_WARMUP:-10}
 FAST_MS=${FAST_MS:-20}
 SLOW_MS=${SLOW_MS:-200}
-WARMUP_MIN=${WARMUP_MIN:-60}
+WARMUP_MIN=${WARMUP_MIN:-120}
 WARMUP_MAX=${WARMUP_MAX:-240}
 GATEWAY_JAVA_OPTS=${GATEWAY_JAVA_OPTS:-"-Xms512m -Xmx512m"}
 
@@ -87,8 +88,12 @@ require() {
 	for tool in java wrk nginx curl taskset; do
 		command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light curl)" >&2; exit 1; }
 	done
-	if [ ! -f "$BUILT_SAMPLE_JAR" ] || [ ! -f "$BUILT_BENCH_JAR" ]; then
+	if [ "${SKIP_BUILD:-false}" != true ]; then
 		log "building the sample app and benchmark jars"
+		# Without the old jar: Maven keeps a jar whose classes did not change, and Spring
+		# Boot's repackage leaves an already repackaged jar alone, so the sample app's jar
+		# would keep the gateway-lb it was first built with.
+		rm -f "$BUILT_SAMPLE_JAR" "$BUILT_SAMPLE_JAR.original"
 		(cd "$ROOT" && mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests)
 	fi
 	mkdir -p "$WORK"
@@ -332,18 +337,26 @@ throughput() {
 }
 
 slow() {
-	local rows=()
+	local connections
+	# SLOW_CONNECTIONS may list several client counts: one table each, same processes.
+	for connections in $SLOW_CONNECTIONS; do
+		slow_table "$connections"
+	done
+}
+
+slow_table() { # slow_table CONNECTIONS
+	local connections=$1 rows=()
 	for variant in sclb round-robin least-requests power-of-two-choices peak-ewma; do
 		local url=http://127.0.0.1:$STARTER_PORT/slow/$variant/ name="gateway-lb $variant"
 		if [ "$variant" = sclb ]; then
 			url=http://127.0.0.1:$PLAIN_PORT/slow/round-robin/
 			name="Spring Cloud LoadBalancer round-robin"
 		fi
-		log "$name: warm-up ${SLOW_WARMUP}s"
-		wrk_run "$url" "$SLOW_CONNECTIONS" "$SLOW_WARMUP" >/dev/null
+		log "$name, $connections connections: warm-up ${SLOW_WARMUP}s"
+		wrk_run "$url" "$connections" "$SLOW_WARMUP" >/dev/null
 		local before after line shares
 		before=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
-		line=$(wrk_run "$url" "$SLOW_CONNECTIONS" "$SLOW_DURATION")
+		line=$(wrk_run "$url" "$connections" "$SLOW_DURATION")
 		after=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
 		log "$name: $line"
 		shares=$(paste <(echo "$before") <(echo "$after") | awk '{ d[NR] = $4 - $2; t += $4 - $2 }
@@ -352,7 +365,7 @@ slow() {
 	done
 
 	echo
-	echo "## One slow backend (${FAST_MS} ms, ${FAST_MS} ms, ${SLOW_MS} ms): wrk -t1 -c$SLOW_CONNECTIONS, ${SLOW_DURATION}s per balancer after ${SLOW_WARMUP}s on the same route"
+	echo "## One slow backend (${FAST_MS} ms, ${FAST_MS} ms, ${SLOW_MS} ms): wrk -t1 -c$connections, ${SLOW_DURATION}s per balancer after ${SLOW_WARMUP}s on the same route"
 	echo
 	echo "| balancer | requests/s | p50 ms | p90 ms | p99 ms | p99.9 ms | share fast / fast / slow | errors | machine busy before, % |"
 	echo "|---|---|---|---|---|---|---|---|---|"

@@ -47,6 +47,8 @@ public final class Report {
 			matrix(out, "Pick, `PickBenchmark." + method + "` (ns per pick)", "core.PickBenchmark", method, "algorithm",
 					"endpoints");
 		}
+		matrix(out, "Least-requests with every endpoint busy, the full scan (ns per pick)", "core.BusyScanBenchmark",
+				null, null, "endpoints");
 		matrix(out, "Round-robin from 3 to 100,000 endpoints, weights 1 to 5 (ns per pick)",
 				"core.RoundRobinScaleBenchmark", null, null, "endpoints");
 		matrix(out, "Pick with in-flight accounting: select, acquire, release (ns)", "core.InFlightBenchmark", null,

@@ -39,6 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * requests in flight and, for peak-EWMA, a latency sample of 1 to 50 ms, so that
  * least-requests and the two-choice algorithms compare unequal numbers rather than a row
  * of zeros. Consistent hashing cycles through {@value Fixtures#KEYS} client addresses.
+ * <p>
+ * With idle endpoints among them, least-requests stops at the first idle one; its full
+ * scan, every endpoint busy, is {@link BusyScanBenchmark}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -111,12 +114,20 @@ public class PickBenchmark {
 		}
 
 		static void apply(Snapshot<?> snapshot, List<InFlightGuard> held) {
+			apply(snapshot, held, 0);
+		}
+
+		/**
+		 * Gives every endpoint a latency sample and {@code minInFlight} to
+		 * {@code minInFlight + 3} requests in flight.
+		 */
+		static void apply(Snapshot<?> snapshot, List<InFlightGuard> held, int minInFlight) {
 			SplittableRandom random = new SplittableRandom(42);
 			for (int i = 0; i < snapshot.size(); i++) {
 				InFlightGuard sample = snapshot.acquire(i);
 				sample.recordLatency(System.nanoTime() + random.nextLong(1_000_000, 50_000_000));
 				sample.release();
-				int inFlight = random.nextInt(4);
+				int inFlight = minInFlight + random.nextInt(4);
 				for (int j = 0; j < inFlight; j++) {
 					held.add(snapshot.acquire(i));
 				}
