@@ -1,6 +1,7 @@
 package dev.gatewaylb.balance;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * A peak-sensitive exponentially weighted moving average of an endpoint's latency: a
@@ -18,6 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * PeakEwma</a>
  */
 final class PeakEwma {
+
+	/**
+	 * Cost of an endpoint with requests in flight and no latency average (Finagle's):
+	 * about 39 hours in nanoseconds.
+	 */
+	static final double UNKNOWN_LATENCY_PENALTY = Long.MAX_VALUE >> 16;
 
 	private final AtomicLong packed = new AtomicLong();
 
@@ -70,38 +77,50 @@ final class PeakEwma {
 	}
 
 	/**
+	 * Longest gap between two endpoints' last samples that {@link #cheaper} bridges
+	 * without the clock, in decay time constants: beyond it the older average, decayed to
+	 * "now", may be 0, and Finagle's rule for a busy endpoint without a usable average
+	 * (the penalty) must see that.
+	 */
+	static final int MAX_GAP_DECAYS = 600;
+
+	/**
 	 * Returns whether endpoint {@code b} is expected to serve one more request sooner
-	 * than endpoint {@code a}: Finagle's cost, the decayed average times
-	 * {@code inFlight + 1}, compared for both at the same instant, without reading the
-	 * clock.
+	 * than endpoint {@code a}: Finagle's cost, the average decayed to "now" times
+	 * {@code inFlight + 1}, or a penalty for a busy endpoint without one.
 	 * <p>
-	 * Both averages decay with the same {@code exp(-(now - stamp) / decay)}, so their
-	 * ratio does not depend on {@code now}: dividing both costs by the newer endpoint's
-	 * decay leaves the older one's average decayed by the gap between the two stamps, and
-	 * at most one {@code exp} (none when both were sampled in the same millisecond). An
-	 * endpoint never sampled costs 0 when idle and a penalty that dwarfs any latency when
-	 * busy, as in {@link PowerOfTwoChoices}. A tie is {@code false}.
+	 * Both averages decay with the same {@code exp(-(now - stamp) / decay)}, so when both
+	 * endpoints have samples, which one costs less does not depend on "now": dividing
+	 * both costs by the newer endpoint's decay leaves the older average decayed by the
+	 * gap between the two stamps. That takes no clock read and at most one {@code exp}
+	 * (none when both were sampled in the same millisecond). When an endpoint has no
+	 * sample yet, or the stamps lie more than {@value #MAX_GAP_DECAYS} decay times apart,
+	 * both costs are read at {@code clock}'s "now" instead, as while an endpoint ramps.
+	 * The answer is the clocked one except when both endpoints have been idle so long
+	 * that the older average has decayed to 0 by "now" although the stamps are within the
+	 * limit: then a busy older endpoint costs its tiny average, not the penalty
+	 * (docs/algorithms.md).
 	 * @param b the packed state of endpoint {@code b} ({@link #packed()})
 	 * @param inFlightB requests in flight at {@code b}
 	 * @param a the packed state of endpoint {@code a}
 	 * @param inFlightA requests in flight at {@code a}
 	 * @param decayNanos the decay time constant
-	 * @return whether {@code b} costs less than {@code a}
+	 * @param clock the balancer's clock, read only in the cases above
+	 * @return whether {@code b} costs less than {@code a}; a tie is {@code false}
 	 */
-	static boolean cheaper(long b, int inFlightB, long a, int inFlightA, long decayNanos) {
+	static boolean cheaper(long b, int inFlightB, long a, int inFlightA, long decayNanos, LongSupplier clock) {
 		double latencyB = Float.intBitsToFloat((int) (b >>> 32));
 		double latencyA = Float.intBitsToFloat((int) (a >>> 32));
-		if (latencyA == 0 || latencyB == 0) {
-			// Unsampled on at least one side: 0 or the penalty (39 hours) against the
-			// other side's undecayed cost. Decay only lowers a sampled cost, which
-			// changes the outcome against 0 in no case and against the penalty only for
-			// latency times in-flight counts beyond 39 hours.
-			return unsampledOr(latencyB, inFlightB) < unsampledOr(latencyA, inFlightA);
+		// Wrapping subtraction of the int stamps: exact for gaps under 24 days, and the
+		// limit below keeps every gap used here far shorter.
+		int gapMillis = (int) b - (int) a;
+		long maxGapMillis = Math.min(1 << 30, decayNanos / 1_000_000 * MAX_GAP_DECAYS);
+		if (latencyA == 0 || latencyB == 0 || gapMillis > maxGapMillis || gapMillis < -maxGapMillis) {
+			long now = clock.getAsLong();
+			return cost(b, inFlightB, now, decayNanos) < cost(a, inFlightA, now, decayNanos);
 		}
 		double costB = latencyB * (inFlightB + 1);
 		double costA = latencyA * (inFlightA + 1);
-		// Wrapping subtraction of the int stamps: exact for gaps under 24 days.
-		int gapMillis = (int) b - (int) a;
 		if (gapMillis > 0) {
 			costA *= Math.exp(-gapMillis * 1_000_000.0 / decayNanos);
 		}
@@ -111,11 +130,19 @@ final class PeakEwma {
 		return costB < costA;
 	}
 
-	private static double unsampledOr(double latency, int inFlight) {
-		if (latency != 0) {
-			return latency * (inFlight + 1);
-		}
-		return (inFlight == 0) ? 0 : PowerOfTwoChoices.UNKNOWN_LATENCY_PENALTY + inFlight;
+	/**
+	 * Finagle's cost at {@code nowNanos}: the decayed average times {@code inFlight + 1},
+	 * or, for an endpoint with requests in flight and no average (never sampled, or
+	 * decayed to 0), a penalty that dwarfs any latency.
+	 * @param packed the packed state ({@link #packed()})
+	 * @param inFlight requests in flight
+	 * @param nowNanos the balancer clock's current time
+	 * @param decayNanos the decay time constant
+	 * @return the cost
+	 */
+	static double cost(long packed, int inFlight, long nowNanos, long decayNanos) {
+		double latency = decayed(packed, millis(nowNanos), decayNanos);
+		return (latency == 0 && inFlight != 0) ? UNKNOWN_LATENCY_PENALTY + inFlight : latency * (inFlight + 1);
 	}
 
 	/**

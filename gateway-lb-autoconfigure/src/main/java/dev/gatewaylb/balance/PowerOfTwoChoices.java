@@ -23,11 +23,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class PowerOfTwoChoices implements Strategy {
 
-	/**
-	 * Cost of an endpoint with requests in flight and no latency sample (Finagle's).
-	 */
-	static final double UNKNOWN_LATENCY_PENALTY = Long.MAX_VALUE >> 16;
-
 	private final Members members;
 
 	private final boolean peakEwma;
@@ -64,8 +59,8 @@ final class PowerOfTwoChoices implements Strategy {
 	}
 
 	/**
-	 * Peak EWMA without slow start: compared without the clock (see
-	 * {@link PeakEwma#cheaper}). Each endpoint's average and stamp are read in one
+	 * Peak EWMA without slow start: compared, mostly without the clock, by
+	 * {@link PeakEwma#cheaper}. Each endpoint's average and stamp are read in one
 	 * volatile read, so neither is torn by a concurrent sample; the two endpoints are
 	 * read one after the other, as the in-flight counts are.
 	 */
@@ -73,7 +68,7 @@ final class PowerOfTwoChoices implements Strategy {
 		EndpointState stateB = this.members.states[b];
 		EndpointState stateA = this.members.states[a];
 		return PeakEwma.cheaper(stateB.latency.packed(), stateB.inFlight(), stateA.latency.packed(), stateA.inFlight(),
-				this.members.settings.ewmaDecayNanos());
+				this.members.settings.ewmaDecayNanos(), this.members.nanoClock);
 	}
 
 	private double cost(int index, long now) {
@@ -81,8 +76,7 @@ final class PowerOfTwoChoices implements Strategy {
 		int inFlight = state.inFlight();
 		double cost = inFlight;
 		if (this.peakEwma) {
-			double latency = state.latency.cost(now, this.members.settings.ewmaDecayNanos());
-			cost = (latency == 0 && inFlight != 0) ? UNKNOWN_LATENCY_PENALTY + inFlight : latency * (inFlight + 1);
+			cost = PeakEwma.cost(state.latency.packed(), inFlight, now, this.members.settings.ewmaDecayNanos());
 		}
 		if (this.members.mayRamp() && this.members.rampingAt(now)) {
 			cost = (this.peakEwma ? cost : cost + 1) / this.members.rampFactor(index, now);

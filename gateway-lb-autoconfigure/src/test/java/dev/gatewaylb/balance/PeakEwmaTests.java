@@ -1,6 +1,7 @@
 package dev.gatewaylb.balance;
 
 import java.util.SplittableRandom;
+import java.util.function.LongSupplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,11 @@ class PeakEwmaTests {
 	private static final long MS = 1_000_000L;
 
 	private static final long DECAY = 10_000 * MS;
+
+	/**
+	 * Forty days into the clock: past the int millisecond wrap.
+	 */
+	private static final long NOW = 40 * 86_400_000L * MS;
 
 	private final TestBalancers balancers = new TestBalancers();
 
@@ -83,71 +89,120 @@ class PeakEwmaTests {
 	}
 
 	@Test
-	void comparesTwoEndpointsAsTheirDecayedCostsWouldAtAnyLaterInstant() {
+	void comparesTwoEndpointsAsTheirCostsReadWithTheClockCompare() {
 		SplittableRandom random = new SplittableRandom(7);
 		int compared = 0;
 		int bCheaper = 0;
-		for (int i = 0; i < 200_000; i++) {
-			PeakEwma a = randomEwma(random);
-			PeakEwma b = randomEwma(random);
+		int withoutClock = 0;
+		for (int i = 0; i < 300_000; i++) {
+			// after every stamp: a sample is never newer than the clock read that
+			// compares it
+			long now = NOW + 5_000 * MS + random.nextLong(0, 40_000 * MS);
+			PeakEwma a = randomEwma(random, -1);
+			PeakEwma b = randomEwma(random, (random.nextInt(8) == 0) ? (int) a.packed() : -1);
 			int inFlightA = random.nextInt(4) == 0 ? 0 : random.nextInt(1, 40);
 			int inFlightB = random.nextInt(4) == 0 ? 0 : random.nextInt(1, 40);
-			long now = 60_000 * MS + random.nextLong(0, 40_000 * MS);
 			double costA = finagleCost(a, inFlightA, now);
 			double costB = finagleCost(b, inFlightB, now);
 			if (Math.abs(costA - costB) <= 1e-9 * Math.max(costA, costB)) {
 				continue; // a tie up to rounding: either answer is right
 			}
+			if (decayedToZeroWithinTheGap(a, b, now) || decayedToZeroWithinTheGap(b, a, now)) {
+				// The documented exception: both idle for hours, the older average
+				// decayed to 0 by now but within 600 decay times of the other's stamp.
+				continue;
+			}
 			compared++;
 			boolean expected = costB < costA;
 			bCheaper += expected ? 1 : 0;
-			assertThat(PeakEwma.cheaper(b.packed(), inFlightB, a.packed(), inFlightA, DECAY))
+			boolean[] clockRead = new boolean[1];
+			boolean cheaper = PeakEwma.cheaper(b.packed(), inFlightB, a.packed(), inFlightA, DECAY, () -> {
+				clockRead[0] = true;
+				return now;
+			});
+			withoutClock += clockRead[0] ? 0 : 1;
+			assertThat(cheaper)
 				.as("b %s x %d against a %s x %d at %d ms", b.cost(now, DECAY), inFlightB, a.cost(now, DECAY),
 						inFlightA, now / MS)
 				.isEqualTo(expected);
 		}
-		assertThat(compared).isGreaterThan(150_000);
+		assertThat(compared).isGreaterThan(250_000);
 		assertThat(bCheaper).isBetween(compared / 3, compared * 2 / 3);
+		// most pairs are decided without the clock; stale and unsampled ones read it
+		assertThat(withoutClock).isBetween(compared / 2, compared * 9 / 10);
 	}
 
 	@Test
-	void anUnsampledEndpointIsFreeWhenIdleAndDearWhenBusy() {
+	void readsTheClockForAnEndpointWithoutSamplesAndNeverFloodsABusyOne() {
 		PeakEwma sampled = new PeakEwma();
-		sampled.observe(2_000 * MS, 0, DECAY);
+		sampled.observe(2_000 * MS, NOW, DECAY);
 		long fresh = new PeakEwma().packed();
-		assertThat(PeakEwma.cheaper(fresh, 0, sampled.packed(), 0, DECAY)).isTrue();
-		assertThat(PeakEwma.cheaper(fresh, 1, sampled.packed(), 50, DECAY)).isFalse();
-		assertThat(PeakEwma.cheaper(sampled.packed(), 50, fresh, 1, DECAY)).isTrue();
-		assertThat(PeakEwma.cheaper(fresh, 0, fresh, 0, DECAY)).isFalse();
-		assertThat(PeakEwma.cheaper(fresh, 1, fresh, 2, DECAY)).isTrue();
+		LongSupplier clock = () -> NOW + 1_000 * MS;
+		assertThat(PeakEwma.cheaper(fresh, 0, sampled.packed(), 0, DECAY, clock)).isTrue();
+		assertThat(PeakEwma.cheaper(fresh, 1, sampled.packed(), 50, DECAY, clock)).isFalse();
+		assertThat(PeakEwma.cheaper(sampled.packed(), 50, fresh, 1, DECAY, clock)).isTrue();
+		assertThat(PeakEwma.cheaper(fresh, 0, fresh, 0, DECAY, clock)).isFalse();
+		assertThat(PeakEwma.cheaper(fresh, 1, fresh, 2, DECAY, clock)).isTrue();
+	}
+
+	@Test
+	void givesTheClockedAnswerForStampsFarApartOrAcrossTheMillisecondWrap() {
+		// Sampled three hours apart (over 600 decay times), and 30 days apart across
+		// the int millisecond wrap (24.8 days): the older average decays to 0, and
+		// Finagle's rule makes the busy endpoint cost the penalty, not 0.
+		for (long ageMillis : new long[] { 3 * 3_600_000L, 30 * 86_400_000L }) {
+			PeakEwma stale = new PeakEwma();
+			stale.observe(50 * MS, NOW - ageMillis * MS, DECAY);
+			PeakEwma recent = new PeakEwma();
+			recent.observe(20 * MS, NOW, DECAY);
+			LongSupplier clock = () -> NOW + 5 * MS;
+			boolean expected = finagleCost(stale, 3, NOW + 5 * MS) < finagleCost(recent, 2, NOW + 5 * MS);
+			assertThat(PeakEwma.cheaper(stale.packed(), 3, recent.packed(), 2, DECAY, clock)).as("%d ms", ageMillis)
+				.isEqualTo(expected);
+			assertThat(PeakEwma.cheaper(stale.packed(), 0, recent.packed(), 2, DECAY, clock))
+				.as("idle, %d ms", ageMillis)
+				.isTrue();
+		}
 	}
 
 	/**
-	 * An average sampled once or twice at a random time in the first minute, or never.
+	 * An average sampled once or twice, or never. The stamps straddle the int millisecond
+	 * wrap: {@link #NOW} is 40 days.
 	 */
-	private static PeakEwma randomEwma(SplittableRandom random) {
+	private static PeakEwma randomEwma(SplittableRandom random, int sameStampMillisAs) {
 		PeakEwma ewma = new PeakEwma();
 		if (random.nextInt(10) == 0) {
 			return ewma;
 		}
-		long stamp = random.nextLong(0, 30_000 * MS);
+		long stamp = switch (random.nextInt(10)) {
+			case 0 -> NOW - random.nextLong(0, 4 * 3_600_000L) * MS; // up to hours stale
+			default -> NOW - random.nextLong(0, 30_000) * MS;
+		};
+		boolean sameStamp = sameStampMillisAs != -1 && sameStampMillisAs != 0;
+		if (sameStamp) {
+			// the same millisecond as the other endpoint: the path without an exp
+			stamp = NOW - ((int) (NOW / MS) - sameStampMillisAs) * MS;
+		}
 		ewma.observe(random.nextLong(1, 500) * MS, stamp, DECAY);
-		if (random.nextBoolean()) {
-			// same millisecond now and then, so that the no-exp path is compared too
-			long later = stamp + (random.nextBoolean() ? 0 : random.nextLong(0, 30_000 * MS));
-			ewma.observe(random.nextLong(1, 500) * MS, later, DECAY);
+		if (!sameStamp && random.nextBoolean()) {
+			ewma.observe(random.nextLong(1, 500) * MS, stamp + random.nextLong(0, 5_000) * MS, DECAY);
 		}
 		return ewma;
 	}
 
+	private static boolean decayedToZeroWithinTheGap(PeakEwma ewma, PeakEwma other, long now) {
+		boolean sampled = (ewma.packed() >>> 32) != 0 && (other.packed() >>> 32) != 0;
+		long gapMillis = Math.abs((int) ewma.packed() - (int) other.packed());
+		return sampled && ewma.cost(now, DECAY) == 0 && gapMillis <= DECAY / MS * PeakEwma.MAX_GAP_DECAYS;
+	}
+
 	/**
-	 * Finagle's cost read with the clock, as {@link PowerOfTwoChoices} computes it when
-	 * an endpoint ramps.
+	 * Finagle's cost read with the clock: the decayed average times in flight + 1, or the
+	 * penalty for a busy endpoint without an average.
 	 */
 	private static double finagleCost(PeakEwma ewma, int inFlight, long now) {
 		double latency = ewma.cost(now, DECAY);
-		return (latency == 0 && inFlight != 0) ? PowerOfTwoChoices.UNKNOWN_LATENCY_PENALTY + inFlight
-				: latency * (inFlight + 1);
+		return (latency == 0 && inFlight != 0) ? PeakEwma.UNKNOWN_LATENCY_PENALTY + inFlight : latency * (inFlight + 1);
 	}
 
 }
