@@ -3,7 +3,12 @@ package dev.gatewaylb.benchmarks;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -35,6 +40,20 @@ public final class Fixtures {
 			endpoints.add(Endpoint.of(host(i), 8080, mixedWeights ? 1 + i % 5 : 1));
 		}
 		return endpoints;
+	}
+
+	/**
+	 * Returns a balancer built as production builds it ({@code System::nanoTime},
+	 * {@code ThreadLocalRandom::current}), holding {@code endpoints}.
+	 * @param algorithm the algorithm
+	 * @param endpoints the endpoints
+	 * @return the balancer
+	 */
+	public static Balancer<Endpoint> balancer(Algorithm algorithm, List<Endpoint> endpoints) {
+		Balancer<Endpoint> balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(algorithm),
+				Function.identity(), System::nanoTime, ThreadLocalRandom::current);
+		balancer.update(endpoints);
+		return balancer;
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
@@ -205,7 +206,7 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 		}
 
 		private Meter gauge(String name, Tags tags, ConnectionPoolMetrics metrics,
-				java.util.function.ToDoubleFunction<ConnectionPoolMetrics> value) {
+				ToDoubleFunction<ConnectionPoolMetrics> value) {
 			return Gauge.builder(POOL + "." + name, metrics, value)
 				.tags(tags)
 				.register(GatewayLbMetrics.this.meterRegistry);

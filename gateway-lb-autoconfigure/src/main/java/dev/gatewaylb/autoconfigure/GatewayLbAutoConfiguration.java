@@ -3,6 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.List;
 
 import dev.gatewaylb.gateway.ActiveHealthChecks;
@@ -115,7 +116,7 @@ public final class GatewayLbAutoConfiguration {
 				// The gateway's own factory, on this upstream's pool: proxy, SSL,
 				// compression, header limits and customizers as the gateway has them.
 				HttpClientFactory factory = new HttpClientFactory(properties, serverProperties, ssl,
-						new java.util.ArrayList<>(ordered)) {
+						new ArrayList<>(ordered)) {
 
 					@Override
 					protected ConnectionProvider buildConnectionProvider(HttpClientProperties ignored) {

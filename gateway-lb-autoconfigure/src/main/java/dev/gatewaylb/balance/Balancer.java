@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -52,7 +53,7 @@ public final class Balancer<T> {
 
 	private final Object rebuildMonitor = new Object();
 
-	private final java.util.concurrent.atomic.AtomicBoolean reevaluating = new java.util.concurrent.atomic.AtomicBoolean();
+	private final AtomicBoolean reevaluating = new AtomicBoolean();
 
 	/**
 	 * Addresses that take no new picks. Guarded by the rebuild monitor; an address that

@@ -2,6 +2,7 @@ package dev.gatewaylb.balance;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -37,7 +38,7 @@ public final class EndpointState {
 	 */
 	volatile long rampStartNanos;
 
-	private final java.util.concurrent.atomic.AtomicInteger consecutiveFailures = new java.util.concurrent.atomic.AtomicInteger();
+	private final AtomicInteger consecutiveFailures = new AtomicInteger();
 
 	/**
 	 * Until when passive health keeps the endpoint out, or {@link #NOT_EJECTED}.

@@ -1,7 +1,9 @@
 package dev.gatewaylb.balance;
 
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
 
@@ -55,7 +57,7 @@ final class SmoothWeightedRoundRobin implements Strategy {
 	/**
 	 * Set while one pick rebuilds an expired ramp table; the others keep the old one.
 	 */
-	private final java.util.concurrent.atomic.AtomicBoolean rebuilding = new java.util.concurrent.atomic.AtomicBoolean();
+	private final AtomicBoolean rebuilding = new AtomicBoolean();
 
 	SmoothWeightedRoundRobin(Members members, AtomicLong ticket) {
 		this.members = members;
@@ -159,7 +161,7 @@ final class SmoothWeightedRoundRobin implements Strategy {
 	}
 
 	private static int[] identity(int[] weights) {
-		return java.util.stream.IntStream.range(0, weights.length).filter((i) -> weights[i] > 0).toArray();
+		return IntStream.range(0, weights.length).filter((i) -> weights[i] > 0).toArray();
 	}
 
 	private static int[] simulate(int[] weights, int total) {
@@ -170,9 +172,7 @@ final class SmoothWeightedRoundRobin implements Strategy {
 		for (int g = 0; g < groupCount; g++) {
 			int weight = distinct[g];
 			groupWeight[g] = weight;
-			groupMembers[g] = java.util.stream.IntStream.range(0, weights.length)
-				.filter((i) -> weights[i] == weight)
-				.toArray();
+			groupMembers[g] = IntStream.range(0, weights.length).filter((i) -> weights[i] == weight).toArray();
 		}
 		long[] groupPicks = new long[groupCount];
 		int[] order = new int[total];

@@ -3,6 +3,7 @@ package dev.gatewaylb.balance;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -83,7 +84,7 @@ public final class Snapshot<T> {
 	 * @param avoid addresses to avoid
 	 * @return the endpoint's index, or -1 when every eligible endpoint is avoided
 	 */
-	public int selectAvoiding(java.util.function.Predicate<String> avoid) {
+	public int selectAvoiding(Predicate<String> avoid) {
 		int[] eligible = this.members.eligible;
 		int n = eligible.length;
 		if (n == 0) {

@@ -2,6 +2,7 @@ package dev.gatewaylb.config;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
@@ -92,7 +93,7 @@ public record Cidr(byte[] network, int prefixLength) {
 			return false;
 		}
 		mask(bytes, this.prefixLength);
-		return java.util.Arrays.equals(bytes, this.network);
+		return Arrays.equals(bytes, this.network);
 	}
 
 	@Override
@@ -103,12 +104,12 @@ public record Cidr(byte[] network, int prefixLength) {
 	@Override
 	public boolean equals(Object other) {
 		return other instanceof Cidr that && this.prefixLength == that.prefixLength
-				&& java.util.Arrays.equals(this.network, that.network);
+				&& Arrays.equals(this.network, that.network);
 	}
 
 	@Override
 	public int hashCode() {
-		return 31 * java.util.Arrays.hashCode(this.network) + this.prefixLength;
+		return 31 * Arrays.hashCode(this.network) + this.prefixLength;
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package dev.gatewaylb.config;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -36,7 +37,7 @@ public record SplitProperties(@Nullable Map<String, Integer> targets,
 
 	@Override
 	public Map<String, Integer> targets() {
-		return (this.targets != null) ? java.util.Collections.unmodifiableMap(this.targets) : Map.of();
+		return (this.targets != null) ? Collections.unmodifiableMap(this.targets) : Map.of();
 	}
 
 }

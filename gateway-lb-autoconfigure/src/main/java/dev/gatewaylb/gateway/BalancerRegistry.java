@@ -63,7 +63,7 @@ public final class BalancerRegistry {
 
 	private final List<SnapshotListener> listeners = new CopyOnWriteArrayList<>();
 
-	private final ConcurrentMap<String, LongAdder> failOpen = new ConcurrentHashMap<>();
+	private final ServiceCounters failOpen = new ServiceCounters();
 
 	/**
 	 * Creates a registry. A service rebuilds at its first pick after the live settings
@@ -143,15 +143,11 @@ public final class BalancerRegistry {
 	 * @return the counter
 	 */
 	public LongAdder failOpenPicks(String serviceId) {
-		return this.failOpen.computeIfAbsent(serviceId, (id) -> new LongAdder());
+		return this.failOpen.of(serviceId);
 	}
 
 	private void failOpen(String serviceId, ServiceEntry entry) {
-		LongAdder counter = this.failOpen.get(serviceId);
-		if (counter == null) {
-			counter = failOpenPicks(serviceId);
-		}
-		counter.increment();
+		this.failOpen.of(serviceId).increment();
 		if (entry.warnFailOpen()) {
 			logger.warn("Every endpoint of service " + serviceId
 					+ " is ejected or unhealthy; sending requests to all of them (fail open)");

@@ -1,6 +1,8 @@
 package dev.gatewaylb.gateway;
 
 import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.gatewaylb.balance.InFlightGuard;
@@ -40,7 +42,7 @@ public final class ExchangeLease {
 	 */
 	private volatile @Nullable String firstTried;
 
-	private volatile java.util.@Nullable List<String> laterTried;
+	private volatile @Nullable List<String> laterTried;
 
 	/**
 	 * Creates a lease for an exchange from {@code remoteAddress}.
@@ -78,9 +80,9 @@ public final class ExchangeLease {
 			this.firstTried = address;
 		}
 		else {
-			java.util.List<String> later = this.laterTried;
+			List<String> later = this.laterTried;
 			if (later == null) {
-				later = new java.util.concurrent.CopyOnWriteArrayList<>();
+				later = new CopyOnWriteArrayList<>();
 				this.laterTried = later;
 			}
 			later.add(address);
@@ -94,7 +96,7 @@ public final class ExchangeLease {
 	 * @return whether tried
 	 */
 	public boolean tried(String address) {
-		java.util.List<String> later = this.laterTried;
+		List<String> later = this.laterTried;
 		return address.equals(this.firstTried) || (later != null && later.contains(address));
 	}
 
@@ -103,7 +105,7 @@ public final class ExchangeLease {
 	 * @return the attempts
 	 */
 	public int attempts() {
-		java.util.List<String> later = this.laterTried;
+		List<String> later = this.laterTried;
 		return ((this.firstTried != null) ? 1 : 0) + ((later != null) ? later.size() : 0);
 	}
 

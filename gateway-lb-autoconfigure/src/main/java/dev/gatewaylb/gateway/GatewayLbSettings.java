@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
@@ -76,7 +77,7 @@ public final class GatewayLbSettings {
 	 * Returns the ids of the services with their own settings, in lower case.
 	 * @return the configured service ids
 	 */
-	public java.util.Set<String> configuredServices() {
+	public Set<String> configuredServices() {
 		return this.services.keySet();
 	}
 
@@ -121,7 +122,7 @@ public final class GatewayLbSettings {
 				new HealthSettings.Active(active.enabled(), active.path(), active.interval(), active.timeout()));
 		RetryProperties retry = service.retry();
 		return new ServiceSettings(balancer, HashKey.parse(service.hashKey()), upstream(path, service), health,
-				new RetrySettings(retry.attempts(), java.util.Set.copyOf(retry.onStatuses()), retry.budgetPercent(),
+				new RetrySettings(retry.attempts(), Set.copyOf(retry.onStatuses()), retry.budgetPercent(),
 						retry.budgetMinPerSecond()));
 	}
 

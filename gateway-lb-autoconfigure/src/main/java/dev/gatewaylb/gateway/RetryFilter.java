@@ -57,9 +57,9 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 
 	private final ConcurrentMap<String, Budget> budgets = new ConcurrentHashMap<>();
 
-	private final ConcurrentMap<String, LongAdder> retried = new ConcurrentHashMap<>();
+	private final ServiceCounters retried = new ServiceCounters();
 
-	private final ConcurrentMap<String, LongAdder> refused = new ConcurrentHashMap<>();
+	private final ServiceCounters refused = new ServiceCounters();
 
 	/**
 	 * Creates the filter.
@@ -113,7 +113,7 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 		// Drop what the failed attempt left on the exchange, and route from lb:// again.
 		ServerWebExchangeUtils.reset(exchange);
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, url);
-		counter(this.retried, service).increment();
+		this.retried.of(service).increment();
 		return attempt(exchange, chain, url, service, retry, budget, attempt + 1);
 	}
 
@@ -121,7 +121,7 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 		if (budget.tryRetry()) {
 			return true;
 		}
-		counter(this.refused, service).increment();
+		this.refused.of(service).increment();
 		return false;
 	}
 
@@ -168,7 +168,7 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 	 * @return the counter
 	 */
 	public LongAdder retried(String service) {
-		return counter(this.retried, service);
+		return this.retried.of(service);
 	}
 
 	/**
@@ -177,12 +177,7 @@ public final class RetryFilter implements GlobalFilter, Ordered {
 	 * @return the counter
 	 */
 	public LongAdder refusedByBudget(String service) {
-		return counter(this.refused, service);
-	}
-
-	private static LongAdder counter(ConcurrentMap<String, LongAdder> counters, String service) {
-		LongAdder counter = counters.get(service);
-		return (counter != null) ? counter : counters.computeIfAbsent(service, (id) -> new LongAdder());
+		return this.refused.of(service);
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -63,7 +64,7 @@ public final class SplitCounters {
 	 * @return counts by target service id
 	 */
 	public Map<String, Long> counts(String split) {
-		Map<String, Long> counts = new java.util.LinkedHashMap<>();
+		Map<String, Long> counts = new LinkedHashMap<>();
 		this.counters.getOrDefault(split, new ConcurrentHashMap<>())
 			.forEach((target, adder) -> counts.put(target, adder.sum()));
 		return counts;

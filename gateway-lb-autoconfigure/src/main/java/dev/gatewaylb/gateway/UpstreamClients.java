@@ -5,7 +5,9 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -54,7 +56,7 @@ public final class UpstreamClients implements DisposableBean {
 
 	private final ConcurrentMap<String, Upstream> upstreams = new ConcurrentHashMap<>();
 
-	private final ConcurrentMap<String, LongAdder> saturated = new ConcurrentHashMap<>();
+	private final ServiceCounters saturated = new ServiceCounters();
 
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -154,11 +156,7 @@ public final class UpstreamClients implements DisposableBean {
 	 * @param serviceId the service id
 	 */
 	public void countSaturated(String serviceId) {
-		LongAdder counter = this.saturated.get(serviceId);
-		if (counter == null) {
-			counter = this.saturated.computeIfAbsent(serviceId, (id) -> new LongAdder());
-		}
-		counter.increment();
+		this.saturated.of(serviceId).increment();
 	}
 
 	/**
@@ -167,7 +165,7 @@ public final class UpstreamClients implements DisposableBean {
 	 * @return the counter
 	 */
 	public LongAdder saturated(String serviceId) {
-		return this.saturated.computeIfAbsent(serviceId, (id) -> new LongAdder());
+		return this.saturated.of(serviceId);
 	}
 
 	/**
@@ -196,8 +194,8 @@ public final class UpstreamClients implements DisposableBean {
 	 * Returns the ids of the services that have a client.
 	 * @return the service ids, sorted
 	 */
-	public java.util.Set<String> services() {
-		return new java.util.TreeSet<>(this.upstreams.keySet());
+	public Set<String> services() {
+		return new TreeSet<>(this.upstreams.keySet());
 	}
 
 	/**

@@ -1,17 +1,10 @@
 package dev.gatewaylb.benchmarks.core;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.balance.InFlightGuard;
-import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -44,20 +37,17 @@ public class BusyScanBenchmark {
 
 	private Balancer<Endpoint> balancer;
 
-	private final List<InFlightGuard> held = new ArrayList<>();
+	private Load load;
 
 	@Setup
 	public void setUp() {
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.LEAST_REQUESTS),
-				Function.identity(), System::nanoTime, ThreadLocalRandom::current);
-		this.balancer.update(Fixtures.endpoints(this.endpoints, false));
-		PickBenchmark.Load.apply(this.balancer.snapshot(), this.held, 1);
+		this.balancer = Fixtures.balancer(Algorithm.LEAST_REQUESTS, Fixtures.endpoints(this.endpoints, false));
+		this.load = Load.apply(this.balancer.snapshot(), 1);
 	}
 
 	@TearDown
 	public void tearDown() {
-		this.held.forEach(InFlightGuard::release);
-		this.held.clear();
+		this.load.release();
 	}
 
 	@Benchmark

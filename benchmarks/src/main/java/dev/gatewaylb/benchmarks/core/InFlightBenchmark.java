@@ -1,16 +1,10 @@
 package dev.gatewaylb.benchmarks.core;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
@@ -51,22 +45,19 @@ public class InFlightBenchmark {
 
 	private String[] keys;
 
-	private final List<InFlightGuard> held = new ArrayList<>();
+	private Load load;
 
 	@Setup
 	public void setUp() {
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm), Function.identity(),
-				System::nanoTime, ThreadLocalRandom::current);
-		this.balancer.update(Fixtures.endpoints(this.endpoints, false));
+		this.balancer = Fixtures.balancer(this.algorithm, Fixtures.endpoints(this.endpoints, false));
 		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
 				: new String[Fixtures.KEYS];
-		PickBenchmark.Load.apply(this.balancer.snapshot(), this.held);
+		this.load = Load.apply(this.balancer.snapshot(), 0);
 	}
 
 	@TearDown
 	public void tearDown() {
-		this.held.forEach(InFlightGuard::release);
-		this.held.clear();
+		this.load.release();
 	}
 
 	@Benchmark

@@ -1,17 +1,11 @@
 package dev.gatewaylb.benchmarks.core;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -61,22 +55,19 @@ public class PickBenchmark {
 
 	private String[] keys;
 
-	private final List<InFlightGuard> held = new ArrayList<>();
+	private Load load;
 
 	@Setup
 	public void setUp() {
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm), Function.identity(),
-				System::nanoTime, ThreadLocalRandom::current);
-		this.balancer.update(Fixtures.endpoints(this.endpoints, false));
+		this.balancer = Fixtures.balancer(this.algorithm, Fixtures.endpoints(this.endpoints, false));
 		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
 				: new String[Fixtures.KEYS];
-		Load.apply(this.balancer.snapshot(), this.held);
+		this.load = Load.apply(this.balancer.snapshot(), 0);
 	}
 
 	@TearDown
 	public void tearDown() {
-		this.held.forEach(InFlightGuard::release);
-		this.held.clear();
+		this.load.release();
 	}
 
 	@Benchmark
@@ -101,37 +92,6 @@ public class PickBenchmark {
 		String next(String[] keys) {
 			// KEYS is a power of two: a mask, not a division, keeps the cursor cheap
 			return keys[this.next++ & (Fixtures.KEYS - 1)];
-		}
-
-	}
-
-	/**
-	 * Uneven load on a snapshot, seeded.
-	 */
-	static final class Load {
-
-		private Load() {
-		}
-
-		static void apply(Snapshot<?> snapshot, List<InFlightGuard> held) {
-			apply(snapshot, held, 0);
-		}
-
-		/**
-		 * Gives every endpoint a latency sample and {@code minInFlight} to
-		 * {@code minInFlight + 3} requests in flight.
-		 */
-		static void apply(Snapshot<?> snapshot, List<InFlightGuard> held, int minInFlight) {
-			SplittableRandom random = new SplittableRandom(42);
-			for (int i = 0; i < snapshot.size(); i++) {
-				InFlightGuard sample = snapshot.acquire(i);
-				sample.recordLatency(System.nanoTime() + random.nextLong(1_000_000, 50_000_000));
-				sample.release();
-				int inFlight = minInFlight + random.nextInt(4);
-				for (int j = 0; j < inFlight; j++) {
-					held.add(snapshot.acquire(i));
-				}
-			}
 		}
 
 	}

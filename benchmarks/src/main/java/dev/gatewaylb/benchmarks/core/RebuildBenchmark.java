@@ -1,13 +1,10 @@
 package dev.gatewaylb.benchmarks.core;
 
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
@@ -50,10 +47,8 @@ public class RebuildBenchmark {
 
 	@Setup
 	public void setUp() {
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm), Function.identity(),
-				System::nanoTime, ThreadLocalRandom::current);
 		this.list = Fixtures.endpoints(this.endpoints, false);
-		this.balancer.update(this.list);
+		this.balancer = Fixtures.balancer(this.algorithm, this.list);
 	}
 
 	@Benchmark

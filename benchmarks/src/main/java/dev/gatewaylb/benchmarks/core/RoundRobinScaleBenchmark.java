@@ -1,11 +1,9 @@
 package dev.gatewaylb.benchmarks.core;
 
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
+import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
 import dev.gatewaylb.benchmarks.Fixtures;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -42,9 +40,7 @@ public class RoundRobinScaleBenchmark {
 
 	@Setup
 	public void setUp() {
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS, Function.identity(), System::nanoTime,
-				ThreadLocalRandom::current);
-		this.balancer.update(Fixtures.endpoints(this.endpoints, true));
+		this.balancer = Fixtures.balancer(Algorithm.ROUND_ROBIN, Fixtures.endpoints(this.endpoints, true));
 	}
 
 	@Benchmark
