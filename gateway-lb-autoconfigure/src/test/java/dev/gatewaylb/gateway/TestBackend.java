@@ -1,6 +1,7 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -60,12 +61,23 @@ final class TestBackend implements AutoCloseable {
 					.then()
 					.doFinally((signal) -> this.active.decrementAndGet());
 			}
-			Mono<Void> answer = response.header("X-Backend", name)
-				.header("Content-Type", "text/plain")
-				.sendString(Mono.just(name))
-				.then();
+			// A request stops counting as held when its answer starts: the caller may
+			// have
+			// the answer, and send its next request on the same connection, before this
+			// publisher terminates. Released once, whichever comes first.
+			AtomicBoolean released = new AtomicBoolean();
+			Runnable release = () -> {
+				if (released.compareAndSet(false, true)) {
+					this.active.decrementAndGet();
+				}
+			};
+			Mono<Void> answer = Mono.fromRunnable(release)
+				.then(response.header("X-Backend", name)
+					.header("Content-Type", "text/plain")
+					.sendString(Mono.just(name))
+					.then());
 			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
-			return delayed.doFinally((signal) -> this.active.decrementAndGet());
+			return delayed.doFinally((signal) -> release.run());
 		}).bindNow();
 	}
 
