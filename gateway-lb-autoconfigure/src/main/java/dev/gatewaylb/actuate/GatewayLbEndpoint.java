@@ -9,13 +9,13 @@ import java.util.TreeMap;
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.GatewayLbSettings;
-import dev.gatewaylb.gateway.LiveSettings;
-import dev.gatewaylb.gateway.ServiceSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.SplitCounters;
-import dev.gatewaylb.gateway.SplitSettings;
+import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.UpstreamClients;
-import dev.gatewaylb.gateway.UpstreamSettings;
+import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 

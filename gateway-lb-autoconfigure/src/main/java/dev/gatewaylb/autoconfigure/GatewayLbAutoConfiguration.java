@@ -8,13 +8,13 @@ import java.util.List;
 
 import dev.gatewaylb.gateway.ActiveHealthChecks;
 import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.GatewayLbRefresher;
-import dev.gatewaylb.gateway.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.InstanceCacheEviction;
-import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
-import dev.gatewaylb.gateway.SimpleDiscoveryWeights;
+import dev.gatewaylb.gateway.settings.SimpleDiscoveryWeights;
 import dev.gatewaylb.gateway.RetryFilter;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.SplitFilter;

@@ -2,7 +2,7 @@ package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.UpstreamClients;
 

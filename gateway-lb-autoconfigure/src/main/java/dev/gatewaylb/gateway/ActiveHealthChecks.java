@@ -1,5 +1,8 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.HealthSettings;
+import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

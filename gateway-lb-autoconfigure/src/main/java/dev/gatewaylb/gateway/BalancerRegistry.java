@@ -1,5 +1,10 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.InstanceWeights;
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.HashKey;
+import dev.gatewaylb.gateway.settings.ServiceSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;

@@ -1,5 +1,7 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.RetrySettings;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;

@@ -1,5 +1,7 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

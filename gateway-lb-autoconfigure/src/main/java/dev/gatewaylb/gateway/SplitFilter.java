@@ -1,5 +1,7 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.SplitSettings;
 import java.net.URI;
 
 import dev.gatewaylb.split.AffinityCookie;

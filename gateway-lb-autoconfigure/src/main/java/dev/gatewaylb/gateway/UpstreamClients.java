@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import java.net.SocketAddress;
 import java.security.cert.X509Certificate;
 import java.time.Duration;

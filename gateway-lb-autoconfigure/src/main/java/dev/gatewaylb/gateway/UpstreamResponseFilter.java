@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import java.io.IOException;
 import java.net.ConnectException;
 

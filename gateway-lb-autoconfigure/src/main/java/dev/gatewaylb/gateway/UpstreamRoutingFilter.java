@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import java.util.List;
 
 import reactor.netty.http.client.HttpClient;

@@ -2,10 +2,10 @@ package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.InstanceCacheEviction;
-import dev.gatewaylb.gateway.LiveSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.ServiceBalancer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,5 +1,7 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

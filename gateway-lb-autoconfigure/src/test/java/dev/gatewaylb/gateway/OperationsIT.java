@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import java.net.URI;
 import java.time.Duration;
 import java.util.HashMap;

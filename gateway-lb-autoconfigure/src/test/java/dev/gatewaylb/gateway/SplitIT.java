@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -1,16 +1,16 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.settings;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * Reads an instance's weight from its discovery metadata.
  */
-final class InstanceWeights {
+public final class InstanceWeights {
 
 	/**
 	 * The metadata key, the one Spring Cloud LoadBalancer's weighted supplier reads too.
 	 */
-	static final String METADATA_KEY = "weight";
+	public static final String METADATA_KEY = "weight";
 
 	private InstanceWeights() {
 	}
@@ -21,7 +21,7 @@ final class InstanceWeights {
 	 * @return the weight, 1 when absent
 	 * @throws IllegalArgumentException when the value is not an integer {@code >= 0}
 	 */
-	static int parse(@Nullable String value) {
+	public static int parse(@Nullable String value) {
 		if (value == null) {
 			return 1;
 		}

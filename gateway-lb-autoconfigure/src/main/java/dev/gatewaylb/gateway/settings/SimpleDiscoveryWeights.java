@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.settings;
 
 import java.util.List;
 import java.util.Map;

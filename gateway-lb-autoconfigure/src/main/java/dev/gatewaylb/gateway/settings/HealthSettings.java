@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.settings;
 
 import java.time.Duration;
 
