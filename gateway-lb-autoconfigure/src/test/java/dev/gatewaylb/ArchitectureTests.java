@@ -10,8 +10,11 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The package rule of DESIGN.md: the core is plain Java, outer layers depend on inner
- * ones and never the reverse.
+ * Checks the package rule: the core is plain Java, outer layers depend on inner ones and
+ * never the reverse. {@code balance} imports the JDK only; {@code split} and
+ * {@code health} the JDK and {@code balance}; {@code config} Spring Boot and nothing of
+ * ours; {@code gateway} neither {@code actuate} nor {@code autoconfigure};
+ * {@code actuate} not {@code autoconfigure}. No package cycles.
  */
 class ArchitectureTests {
 
