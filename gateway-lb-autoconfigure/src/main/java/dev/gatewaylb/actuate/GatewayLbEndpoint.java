@@ -8,14 +8,14 @@ import java.util.TreeMap;
 
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
-import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.settings.SplitSettings;
-import dev.gatewaylb.gateway.UpstreamClients;
-import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -24,40 +24,35 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
-import org.springframework.cloud.client.ServiceInstance;
 
 /**
  * {@code /actuator/gatewaylb}: what every service's balancer and every split is doing,
  * and draining an endpoint.
  * <p>
- * Durations are in milliseconds, with the unit in the field name. Services appear once
- * configured under {@code gateway.lb.services} or once they have served a request; their
- * endpoints appear with the first request.
+ * Durations are in milliseconds, with the unit in the field name. Every service
+ * gateway-lb tracks appears from start-up: those routes name, those configured under
+ * {@code gateway.lb.services}, split targets, and any other once a request named it; its
+ * endpoints appear as soon as discovery listed them.
  */
 @Endpoint(id = "gatewaylb")
 public class GatewayLbEndpoint {
 
-	private final BalancerRegistry registry;
+	private final ServiceRuntimes runtimes;
 
 	private final LiveSettings settings;
 
 	private final SplitCounters splitCounters;
 
-	private final @Nullable UpstreamClients upstreams;
-
 	/**
 	 * Creates the endpoint.
-	 * @param registry every service's balancer
+	 * @param runtimes every service's runtime
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
-	 * @param upstreams the per-service connection pools, or {@code null} without them
 	 */
-	public GatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters splitCounters,
-			@Nullable UpstreamClients upstreams) {
-		this.registry = registry;
+	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters) {
+		this.runtimes = runtimes;
 		this.settings = settings;
 		this.splitCounters = splitCounters;
-		this.upstreams = upstreams;
 	}
 
 	/**
@@ -66,17 +61,10 @@ public class GatewayLbEndpoint {
 	 */
 	@ReadOperation
 	public GatewayLbReport report() {
-		GatewayLbSettings current = this.settings.get();
 		Map<String, ServiceReport> services = new TreeMap<>();
-		Map<String, Snapshot<ServiceInstance>> snapshots = this.registry.snapshots();
-		snapshots.forEach((id, snapshot) -> services.put(id, service(id, current.forService(id), snapshot)));
-		for (String id : current.configuredServices()) {
-			if (snapshots.keySet().stream().noneMatch(id::equalsIgnoreCase)) {
-				services.put(id, service(id, current.forService(id), null));
-			}
-		}
+		this.runtimes.all().forEach((runtime) -> services.put(runtime.id(), service(runtime)));
 		Map<String, SplitReport> splits = new TreeMap<>();
-		current.splits().values().forEach((split) -> splits.put(split.split().name(), split(split)));
+		this.settings.get().splits().values().forEach((split) -> splits.put(split.split().name(), split(split)));
 		return new GatewayLbReport(this.settings.generation(), this.settings.lastError(),
 				new RefreshReport(this.settings.appliedRefreshes(), this.settings.rejectedRefreshes()), services,
 				splits);
@@ -114,32 +102,39 @@ public class GatewayLbEndpoint {
 	 */
 	@WriteOperation
 	public WebEndpointResponse<DrainResult> drain(@Selector String name, String endpoint, boolean drain) {
-		if (!this.registry.drain(name, endpoint, drain)) {
+		if (!this.runtimes.drain(name, endpoint, drain)) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
 	}
 
-	private ServiceReport service(String id, ServiceSettings settings, @Nullable Snapshot<ServiceInstance> snapshot) {
-		BalancerSettings balancer = (snapshot != null) ? snapshot.settings() : settings.balancer();
+	private ServiceReport service(ServiceRuntime runtime) {
+		Snapshot<Member> snapshot = runtime.snapshot();
+		BalancerSettings balancer = snapshot.settings();
 		List<EndpointReport> endpoints = new ArrayList<>();
-		long now = this.registry.nanoTime();
-		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
+		long now = this.runtimes.nanoTime();
+		for (int i = 0; i < snapshot.size(); i++) {
 			endpoints.add(new EndpointReport(snapshot.endpoint(i).address(), snapshot.endpoint(i).weight(),
 					snapshot.effectiveWeight(i), snapshot.state(i).inFlight(), snapshot.state(i).picks(),
 					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
 					state(snapshot, i, now)));
 		}
-		UpstreamClients.PoolCounts counts = (this.upstreams != null) ? this.upstreams.counts(id) : null;
-		UpstreamSettings upstream = settings.upstream();
-		PoolReport pool = (counts != null) ? new PoolReport(counts.maxConnections(), counts.maxPending(),
-				counts.active(), counts.idle(), counts.pending())
-				: new PoolReport(upstream.maxConnections(), upstream.maxPending(), 0, 0, 0);
-		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000, hashKey(settings),
-				endpoints, pool);
+		Upstream upstream = runtime.upstreamOrNull();
+		PoolReport pool;
+		if (upstream != null) {
+			Upstream.PoolCounts counts = upstream.counts();
+			pool = new PoolReport(counts.maxConnections(), counts.maxPending(), counts.active(), counts.idle(),
+					counts.pending());
+		}
+		else {
+			pool = new PoolReport(runtime.settings().upstream().maxConnections(),
+					runtime.settings().upstream().maxPending(), 0, 0, 0);
+		}
+		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
+				hashKey(runtime.settings()), runtime.isBalancedHere(), endpoints, pool);
 	}
 
-	private static String state(Snapshot<ServiceInstance> snapshot, int index, long now) {
+	private static String state(Snapshot<Member> snapshot, int index, long now) {
 		if (snapshot.isDraining(index)) {
 			return "draining";
 		}
@@ -201,11 +196,13 @@ public class GatewayLbEndpoint {
 	 * @param algorithm the algorithm in force
 	 * @param slowStartMillis the slow-start window
 	 * @param hashKey the consistent-hash key
-	 * @param endpoints the endpoints, in discovery order
+	 * @param balanced whether gateway-lb balances the service (false when the application
+	 * declares its own Spring Cloud LoadBalancer balancer for it)
+	 * @param endpoints the endpoints, in canonical order (by address)
 	 * @param pool the service's connection pools
 	 */
-	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, List<EndpointReport> endpoints,
-			PoolReport pool) {
+	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, boolean balanced,
+			List<EndpointReport> endpoints, PoolReport pool) {
 	}
 
 	/**

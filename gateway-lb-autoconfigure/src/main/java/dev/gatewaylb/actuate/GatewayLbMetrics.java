@@ -12,13 +12,15 @@ import java.util.function.ToDoubleFunction;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.ServiceCounters;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.RetryFilter;
-import dev.gatewaylb.gateway.SplitCounters;
 import dev.gatewaylb.gateway.settings.SplitSettings;
-import dev.gatewaylb.gateway.UpstreamClients;
+import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.split.Split;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -28,19 +30,19 @@ import io.micrometer.core.instrument.Tags;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.resources.ConnectionPoolMetrics;
 
-import org.springframework.cloud.client.ServiceInstance;
-
 /**
  * gateway-lb's Micrometer meters. Tag values come from configuration and discovery only
  * (service ids, endpoint addresses, split and target names), never from requests, so the
  * number of series is bounded by the configured services and discovered endpoints.
  * <p>
- * Endpoint meters are registered when an endpoint joins a service's set and removed when
- * it leaves; split meters when a split target is configured and removed when it is not
- * any more. Meters read the balancer's own counters, so nothing is built or updated on
- * the request path.
+ * Service meters are registered when a service gets its first runtime; endpoint meters
+ * when an endpoint joins a service's set and removed when it leaves, and the pool meters
+ * of an endpoint with its pool; split meters when a split target is configured and
+ * removed when it is not any more. Registration runs on the runtime thread and the
+ * refresh thread, never on an event loop. Meters read the runtimes' own counters, so
+ * nothing is built or updated on the request path.
  */
-public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener {
+public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 
 	static final String PICKS = "gateway.lb.picks";
 
@@ -73,31 +75,22 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 
 	private final Map<String, List<Meter>> poolMeters = new HashMap<>();
 
-	private final @Nullable UpstreamClients upstreams;
-
-	private final BalancerRegistry registry;
-
-	private final @Nullable RetryFilter retries;
+	private final Map<String, List<Meter>> serviceMeters = new HashMap<>();
 
 	/**
-	 * Registers the meters of every split and refresh, and of every endpoint as it joins.
+	 * Registers the meters of every split and refresh, and of every service and endpoint
+	 * as it appears.
 	 * @param meterRegistry the meter registry
-	 * @param registry every service's balancer
+	 * @param runtimes every service's runtime
+	 * @param upstreams builds the per-service connection pools
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
-	 * @param upstreams the per-service connection pools, or {@code null} without them
-	 * @param retries the retry filter, or {@code null} without it
 	 */
-	public GatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters splitCounters, @Nullable UpstreamClients upstreams, @Nullable RetryFilter retries) {
+	public GatewayLbMetrics(MeterRegistry meterRegistry, ServiceRuntimes runtimes, Upstreams upstreams,
+			LiveSettings settings, SplitCounters splitCounters) {
 		this.meterRegistry = meterRegistry;
-		this.registry = registry;
-		this.retries = retries;
 		this.splitCounters = splitCounters;
-		this.upstreams = upstreams;
-		if (upstreams != null) {
-			upstreams.addListener(new PoolMeters());
-		}
+		upstreams.addListener(new PoolMeters());
 		FunctionCounter.builder(REFRESHES, settings, LiveSettings::appliedRefreshes)
 			.tag("outcome", "applied")
 			.description("Refreshes of gateway.lb put in force")
@@ -107,16 +100,23 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 			.description("Refreshes of gateway.lb rejected as invalid; the previous settings stayed")
 			.register(meterRegistry);
 		settings.onApply(this::splitsChanged);
-		registry.addListener(this);
-		registry.snapshots().forEach((service, snapshot) -> onSnapshot(service, snapshot, snapshot));
+		runtimes.addListener(this);
 	}
 
 	@Override
-	public synchronized void onSnapshot(String serviceId, Snapshot<ServiceInstance> previous,
-			Snapshot<ServiceInstance> next) {
-		if (!this.endpointMeters.containsKey(serviceId)) {
-			registerService(serviceId);
+	public synchronized void runtimeChanged(@Nullable ServiceRuntime previous, ServiceRuntime next) {
+		if (!this.serviceMeters.containsKey(next.id())) {
+			this.serviceMeters.put(next.id(), registerService(next.id(), next.counters()));
+			endpointsChanged(next.id(), next.snapshot());
 		}
+	}
+
+	@Override
+	public synchronized void snapshotChanged(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
+		endpointsChanged(runtime.id(), next);
+	}
+
+	private void endpointsChanged(String serviceId, Snapshot<Member> next) {
 		Map<String, List<Meter>> registered = this.endpointMeters.computeIfAbsent(serviceId, (id) -> new HashMap<>());
 		Set<String> present = new HashSet<>();
 		for (int i = 0; i < next.size(); i++) {
@@ -133,27 +133,25 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 		});
 	}
 
-	private void registerService(String serviceId) {
-		if (this.upstreams != null) {
-			FunctionCounter.builder(REJECTED, this.upstreams.saturated(serviceId), LongAdder::sum)
-				.tags("service", serviceId, "reason", "saturated")
-				.description("Requests answered 503 because the service's connection pool was saturated")
-				.register(this.meterRegistry);
-		}
-		FunctionCounter.builder(FAIL_OPEN, this.registry.failOpenPicks(serviceId), LongAdder::sum)
+	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
+		List<Meter> meters = new ArrayList<>(4);
+		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "saturated")
+			.description("Requests answered 503 because the service's connection pool was saturated")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(FAIL_OPEN, counters.failOpen(), LongAdder::sum)
 			.tags("service", serviceId)
 			.description("Picks made while every endpoint was ejected or unhealthy")
-			.register(this.meterRegistry);
-		if (this.retries != null) {
-			FunctionCounter.builder(RETRIES, this.retries.retried(serviceId), LongAdder::sum)
-				.tags("service", serviceId, "outcome", "retried")
-				.description("Retries sent, each to another endpoint while one remained")
-				.register(this.meterRegistry);
-			FunctionCounter.builder(RETRIES, this.retries.refusedByBudget(serviceId), LongAdder::sum)
-				.tags("service", serviceId, "outcome", "budget")
-				.description("Retries the retry budget refused; the original failure was answered")
-				.register(this.meterRegistry);
-		}
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(RETRIES, counters.retried(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "retried")
+			.description("Retries sent, each to another endpoint while one remained")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(RETRIES, counters.refusedByBudget(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "budget")
+			.description("Retries the retry budget refused; the original failure was answered")
+			.register(this.meterRegistry));
+		return meters;
 	}
 
 	private List<Meter> register(String serviceId, EndpointState state) {
@@ -176,7 +174,7 @@ public final class GatewayLbMetrics implements BalancerRegistry.SnapshotListener
 	/**
 	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service.
 	 */
-	private final class PoolMeters implements UpstreamClients.PoolListener {
+	private final class PoolMeters implements Upstreams.PoolListener {
 
 		@Override
 		public void opened(String serviceId, String poolName, String id, SocketAddress remoteAddress,

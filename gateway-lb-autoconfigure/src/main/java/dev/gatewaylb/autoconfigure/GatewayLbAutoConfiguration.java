@@ -1,27 +1,31 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.config.GatewayLbProperties;
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
-import dev.gatewaylb.gateway.ActiveHealthChecks;
-import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.config.GatewayLbPropertiesBinder;
+import dev.gatewaylb.gateway.filter.AttemptFilter;
+import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
+import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
+import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
+import dev.gatewaylb.gateway.runtime.InstanceSource;
+import dev.gatewaylb.gateway.runtime.LoadBalancerInstanceSource;
+import dev.gatewaylb.gateway.runtime.RouteServices;
+import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
-import dev.gatewaylb.gateway.InFlightReleaseFilter;
-import dev.gatewaylb.gateway.InstanceCacheEviction;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.settings.SimpleDiscoveryWeights;
-import dev.gatewaylb.gateway.RetryFilter;
-import dev.gatewaylb.gateway.SplitCounters;
-import dev.gatewaylb.gateway.SplitFilter;
-import dev.gatewaylb.gateway.UpstreamClients;
-import dev.gatewaylb.gateway.UpstreamResponseFilter;
-import dev.gatewaylb.gateway.UpstreamRoutingFilter;
+import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.split.AffinityCookie;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -30,29 +34,27 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
-import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
-import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
-import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.boot.web.server.autoconfigure.ServerProperties;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
+import org.springframework.cloud.gateway.config.GatewayLoadBalancerProperties;
 import org.springframework.cloud.gateway.config.HttpClientCustomizer;
 import org.springframework.cloud.gateway.config.HttpClientFactory;
 import org.springframework.cloud.gateway.config.HttpClientProperties;
 import org.springframework.cloud.gateway.config.HttpClientSslConfigurer;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 
 /**
- * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb's
- * algorithms: one {@link BalancerRegistry} for all services, a default Spring Cloud
- * LoadBalancer configuration that hands each service's picks to it, and the filters that
- * account for requests in flight and their latency.
+ * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb, one nested
+ * configuration per layer of the request path: the settings, the upstream pools, the
+ * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters.
  * <p>
  * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up with
  * the property's name.
@@ -60,35 +62,8 @@ import reactor.netty.resources.ConnectionProvider;
 @AutoConfiguration(after = GatewayAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveLoadBalancerClientFilter.class, LoadBalancerClientFactory.class })
 @ConditionalOnBooleanProperty(name = "gateway.lb.enabled", matchIfMissing = true)
+@ConditionalOnBean(HttpClient.class)
 public final class GatewayLbAutoConfiguration {
-
-	@Bean
-	@ConditionalOnMissingBean
-	LiveSettings gatewayLbLiveSettings(Environment environment) {
-		GatewayLbProperties properties = GatewayLbPropertiesBinder.bind(environment);
-		SimpleDiscoveryWeights.validate(environment);
-		return new LiveSettings(GatewayLbSettings.from(properties));
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	BalancerRegistry gatewayLbBalancerRegistry(LiveSettings settings) {
-		return new BalancerRegistry(settings, System::nanoTime);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	SplitCounters gatewayLbSplitCounters(LiveSettings settings) {
-		SplitCounters counters = new SplitCounters();
-		settings.onApply(counters::prepare);
-		return counters;
-	}
-
-	@Bean
-	SplitFilter gatewayLbSplitFilter(LiveSettings settings, SplitCounters counters) {
-		return new SplitFilter(settings, new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()),
-				counters);
-	}
 
 	@Bean
 	static LoadBalancerClientSpecification gatewayLbClientSpecification() {
@@ -96,23 +71,41 @@ public final class GatewayLbAutoConfiguration {
 				new Class<?>[] { ServiceBalancerConfiguration.class });
 	}
 
-	@Bean
-	InFlightReleaseFilter gatewayLbInFlightReleaseFilter(BalancerRegistry registry) {
-		return new InFlightReleaseFilter(registry);
+	@Configuration(proxyBeanMethods = false)
+	static class SettingsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		LiveSettings gatewayLbLiveSettings(Environment environment) {
+			GatewayLbProperties properties = GatewayLbPropertiesBinder.bind(environment);
+			SimpleDiscoveryWeights.validate(environment);
+			return new LiveSettings(GatewayLbSettings.from(properties));
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(EnvironmentChangeEvent.class)
+		static class RefreshConfiguration {
+
+			@Bean
+			GatewayLbRefresher gatewayLbRefresher(Environment environment, LiveSettings settings) {
+				return new GatewayLbRefresher(environment, settings);
+			}
+
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBean(HttpClient.class)
 	static class UpstreamConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		UpstreamClients gatewayLbUpstreamClients(HttpClientProperties properties, ServerProperties serverProperties,
+		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
 				ObjectProvider<HttpClientSslConfigurer> sslConfigurer,
 				ObjectProvider<HttpClientCustomizer> customizers) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
-			return new UpstreamClients((provider) -> {
+			return new Upstreams((provider) -> {
 				// The gateway's own factory, on this upstream's pool: proxy, SSL,
 				// compression, header limits and customizers as the gateway has them.
 				HttpClientFactory factory = new HttpClientFactory(properties, serverProperties, ssl,
@@ -139,47 +132,74 @@ public final class GatewayLbAutoConfiguration {
 			});
 		}
 
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RuntimeConfiguration {
+
 		@Bean
-		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
-				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties,
-				UpstreamClients clients, LiveSettings settings) {
-			return new UpstreamRoutingFilter(httpClient, headersFilters, properties, clients, settings);
+		@ConditionalOnMissingBean
+		InstanceSource gatewayLbInstanceSource(LoadBalancerClientFactory clientFactory) {
+			return new LoadBalancerInstanceSource(clientFactory);
 		}
 
 		@Bean
-		ActiveHealthChecks gatewayLbActiveHealthChecks(BalancerRegistry registry, UpstreamClients clients,
-				LiveSettings settings) {
-			return new ActiveHealthChecks(registry, clients, settings);
+		@ConditionalOnMissingBean
+		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams) {
+			return new ServiceRuntimes(settings, source, upstreams, System::nanoTime, ThreadLocalRandom::current);
 		}
 
 		@Bean
-		RetryFilter gatewayLbRetryFilter(LiveSettings settings) {
-			return new RetryFilter(settings, System::nanoTime);
+		RouteServices gatewayLbRouteServices(ServiceRuntimes runtimes, LiveSettings settings) {
+			return new RouteServices(runtimes, settings);
 		}
 
 		@Bean
-		UpstreamResponseFilter gatewayLbUpstreamResponseFilter(BalancerRegistry registry, LiveSettings settings,
-				UpstreamClients clients) {
-			return new UpstreamResponseFilter(registry, settings, clients);
+		ActiveHealthChecks gatewayLbActiveHealthChecks(ServiceRuntimes runtimes) {
+			return new ActiveHealthChecks(runtimes);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		SplitCounters gatewayLbSplitCounters(LiveSettings settings) {
+			SplitCounters counters = new SplitCounters();
+			settings.onApply(counters::prepare);
+			return counters;
+		}
+
+		@Bean
+		@ConditionalOnClass(EnvironmentChangeEvent.class)
+		InstanceCacheEviction gatewayLbInstanceCacheEviction(BeanFactory beanFactory, ServiceRuntimes runtimes) {
+			// Spring Cloud declares its cache manager with autowireCandidate = false, so
+			// that it never becomes the application's CacheManager; an injected provider
+			// cannot see it, a lookup in the bean factory can (as its own builder does).
+			return new InstanceCacheEviction(beanFactory.getBeanProvider(LoadBalancerCacheManager.class),
+					runtimes::pollNow);
 		}
 
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(EnvironmentChangeEvent.class)
-	static class RefreshConfiguration {
+	static class FilterConfiguration {
 
 		@Bean
-		GatewayLbRefresher gatewayLbRefresher(Environment environment, LiveSettings settings) {
-			return new GatewayLbRefresher(environment, settings);
+		InFlightReleaseFilter gatewayLbInFlightReleaseFilter(ServiceRuntimes runtimes) {
+			return new InFlightReleaseFilter(runtimes);
 		}
 
 		@Bean
-		InstanceCacheEviction gatewayLbInstanceCacheEviction(BeanFactory beanFactory) {
-			// Spring Cloud declares its cache manager with autowireCandidate = false, so
-			// that it never becomes the application's CacheManager; an injected provider
-			// cannot see it, a lookup in the bean factory can (as its own builder does).
-			return new InstanceCacheEviction(beanFactory.getBeanProvider(LoadBalancerCacheManager.class));
+		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
+				SplitCounters splitCounters, ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
+			GatewayLoadBalancerProperties gateway = loadBalancerProperties.getIfAvailable();
+			return new AttemptFilter(settings, runtimes,
+					new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters,
+					gateway != null && gateway.isUse404());
+		}
+
+		@Bean
+		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
+				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties) {
+			return new UpstreamRoutingFilter(httpClient, headersFilters, properties);
 		}
 
 	}

@@ -1,12 +1,10 @@
 package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
-import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.SplitCounters;
-import dev.gatewaylb.gateway.UpstreamClients;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -22,15 +20,14 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = GatewayLbAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean(BalancerRegistry.class)
+@ConditionalOnBean(ServiceRuntimes.class)
 @ConditionalOnAvailableEndpoint(GatewayLbEndpoint.class)
 public final class GatewayLbEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GatewayLbEndpoint gatewayLbEndpoint(BalancerRegistry registry, LiveSettings settings, SplitCounters counters,
-			ObjectProvider<UpstreamClients> upstreams) {
-		return new GatewayLbEndpoint(registry, settings, counters, upstreams.getIfAvailable());
+	GatewayLbEndpoint gatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters counters) {
+		return new GatewayLbEndpoint(runtimes, settings, counters);
 	}
 
 }

@@ -1,14 +1,12 @@
 package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbMetrics;
-import dev.gatewaylb.gateway.BalancerRegistry;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.RetryFilter;
-import dev.gatewaylb.gateway.SplitCounters;
-import dev.gatewaylb.gateway.UpstreamClients;
+import dev.gatewaylb.gateway.upstream.Upstreams;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -22,14 +20,13 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = { GatewayLbAutoConfiguration.class, MetricsAutoConfiguration.class,
 		CompositeMeterRegistryAutoConfiguration.class })
 @ConditionalOnClass({ MeterRegistry.class, MetricsAutoConfiguration.class })
-@ConditionalOnBean({ MeterRegistry.class, BalancerRegistry.class })
+@ConditionalOnBean({ MeterRegistry.class, ServiceRuntimes.class })
 public final class GatewayLbMetricsAutoConfiguration {
 
 	@Bean
-	GatewayLbMetrics gatewayLbMetrics(MeterRegistry meterRegistry, BalancerRegistry registry, LiveSettings settings,
-			SplitCounters counters, ObjectProvider<UpstreamClients> upstreams, ObjectProvider<RetryFilter> retries) {
-		return new GatewayLbMetrics(meterRegistry, registry, settings, counters, upstreams.getIfAvailable(),
-				retries.getIfAvailable());
+	GatewayLbMetrics gatewayLbMetrics(MeterRegistry meterRegistry, ServiceRuntimes runtimes, Upstreams upstreams,
+			LiveSettings settings, SplitCounters counters) {
+		return new GatewayLbMetrics(meterRegistry, runtimes, upstreams, settings, counters);
 	}
 
 }

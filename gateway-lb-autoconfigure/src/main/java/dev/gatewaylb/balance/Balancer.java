@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,8 +25,14 @@ import org.jspecify.annotations.Nullable;
  * from the old one and swaps it in; endpoints whose address stays keep their
  * {@link EndpointState} (in-flight count, picks, latency, ramp start), so does the
  * round-robin position; new addresses start fresh, removed ones drop their state, and a
- * removed address that returns later is new again. Rebuilds are serialized on a private
- * monitor, which picks never touch.
+ * removed address that returns later is new again. Endpoints are listed in
+ * {@link Endpoint#CANONICAL_ORDER}, whatever order the caller gives them in. Rebuilds are
+ * serialized on a private monitor, which picks never touch.
+ * <p>
+ * A pick never rebuilds: when it notices that an ejection ended or a slow-start step
+ * passed, it hands the rebuild to the {@code rebuilds} executor and goes on with the
+ * snapshot it has. The gateway gives a thread of its own, so rings and tables are never
+ * built on an event loop.
  * <p>
  * Draining: {@link #drain} takes an address out of the picks without taking it out of the
  * set, for as long as it stays in the set.
@@ -43,6 +50,8 @@ public final class Balancer<T> {
 	private final LongSupplier nanoClock;
 
 	private final Supplier<? extends RandomGenerator> random;
+
+	private final Executor rebuilds;
 
 	/**
 	 * The round-robin position, shared by every snapshot of this service.
@@ -71,9 +80,26 @@ public final class Balancer<T> {
 	 */
 	public Balancer(BalancerSettings settings, Function<? super T, Endpoint> describe, LongSupplier nanoClock,
 			Supplier<? extends RandomGenerator> random) {
+		this(settings, describe, nanoClock, random, Runnable::run);
+	}
+
+	/**
+	 * Creates a balancer with no endpoints whose pick-triggered rebuilds run on
+	 * {@code rebuilds}.
+	 * @param settings the initial settings
+	 * @param describe maps a caller's value to its address and weight
+	 * @param nanoClock a monotonic clock in nanoseconds, such as {@code System::nanoTime}
+	 * @param random the random source for randomized algorithms; called once per pick,
+	 * from the picking thread
+	 * @param rebuilds runs the rebuilds a pick asks for (an ended ejection, a slow-start
+	 * step); {@code Runnable::run} runs them on the picking thread
+	 */
+	public Balancer(BalancerSettings settings, Function<? super T, Endpoint> describe, LongSupplier nanoClock,
+			Supplier<? extends RandomGenerator> random, Executor rebuilds) {
 		this.describe = Objects.requireNonNull(describe, "describe");
 		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
 		this.random = Objects.requireNonNull(random, "random");
+		this.rebuilds = Objects.requireNonNull(rebuilds, "rebuilds");
 		Objects.requireNonNull(settings, "settings");
 		this.current = new AtomicReference<>(build(List.of(), settings, null));
 	}
@@ -156,19 +182,34 @@ public final class Balancer<T> {
 	}
 
 	/**
-	 * Rebuilds if {@code seen} is still current and no other thread is rebuilding, so
-	 * that the many picks that notice an ended ejection trigger one rebuild.
+	 * Asks the rebuild executor to re-evaluate the current endpoints, unless a
+	 * re-evaluation is already on its way: the many picks that notice an ended ejection,
+	 * and the many failures that eject endpoints in a burst, cost one rebuild. The
+	 * re-evaluation reads the state current when it runs, so it never applies an older
+	 * input over a newer one.
 	 */
-	void reevaluate(Snapshot<T> seen) {
-		if (this.current.get() == seen && this.reevaluating.compareAndSet(false, true)) {
+	public void reevaluateLater() {
+		if (this.reevaluating.compareAndSet(false, true)) {
 			try {
-				if (this.current.get() == seen) {
+				this.rebuilds.execute(() -> {
+					// Cleared first: an ejection after this point asks for another pass.
+					this.reevaluating.set(false);
 					reevaluate();
-				}
+				});
 			}
-			finally {
+			catch (RuntimeException ex) {
 				this.reevaluating.set(false);
+				throw ex;
 			}
+		}
+	}
+
+	/**
+	 * Re-evaluates later if {@code seen} is still current.
+	 */
+	void reevaluateLater(Snapshot<T> seen) {
+		if (this.current.get() == seen) {
+			reevaluateLater();
 		}
 	}
 
@@ -188,23 +229,29 @@ public final class Balancer<T> {
 		}
 		boolean joiningServingSet = !carried.isEmpty();
 		long rampStart = (joiningServingSet && settings.slowStartNanos() > 0) ? now : SlowStart.NO_RAMP;
-		List<T> kept = new ArrayList<>(values.size());
-		List<Endpoint> endpoints = new ArrayList<>(values.size());
-		List<EndpointState> states = new ArrayList<>(values.size());
+		List<Described<T>> described = new ArrayList<>(values.size());
 		Set<String> seen = new HashSet<>();
 		for (T value : values) {
 			Endpoint endpoint = Objects.requireNonNull(this.describe.apply(value), "endpoint");
 			if (seen.add(endpoint.address())) {
-				kept.add(value);
-				endpoints.add(endpoint);
-				EndpointState state = carried.get(endpoint.address());
-				if (state != null && state.ejectedUntilNanos() != EndpointState.NOT_EJECTED && !state.isEjected(now)) {
-					// Its ejection is over: back in, ramping like a newcomer if slow
-					// start is on.
-					state.returned(now, settings.slowStartNanos() > 0);
-				}
-				states.add((state != null) ? state : new EndpointState(endpoint.address(), rampStart));
+				described.add(new Described<>(value, endpoint));
 			}
+		}
+		described.sort((a, b) -> Endpoint.CANONICAL_ORDER.compare(a.endpoint(), b.endpoint()));
+		List<T> kept = new ArrayList<>(described.size());
+		List<Endpoint> endpoints = new ArrayList<>(described.size());
+		List<EndpointState> states = new ArrayList<>(described.size());
+		for (Described<T> member : described) {
+			Endpoint endpoint = member.endpoint();
+			kept.add(member.value());
+			endpoints.add(endpoint);
+			EndpointState state = carried.get(endpoint.address());
+			if (state != null && state.ejectedUntilNanos() != EndpointState.NOT_EJECTED && !state.isEjected(now)) {
+				// Its ejection is over: back in, ramping like a newcomer if slow start is
+				// on.
+				state.returned(now, settings.slowStartNanos() > 0);
+			}
+			states.add((state != null) ? state : new EndpointState(endpoint.address(), rampStart));
 		}
 		this.draining.retainAll(seen);
 		boolean[] draining = new boolean[endpoints.size()];
@@ -212,10 +259,13 @@ public final class Balancer<T> {
 			draining[i] = this.draining.contains(endpoints.get(i).address());
 		}
 		Members members = new Members(endpoints.toArray(new Endpoint[0]), states.toArray(new EndpointState[0]),
-				draining, settings, this.nanoClock, this.random, now);
+				draining, settings, this.nanoClock, this.random, this.rebuilds, now);
 		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
 		long generation = (previous != null) ? previous.generation() + 1 : 0;
 		return new Snapshot<>(List.copyOf(kept), members, strategy, generation, this);
+	}
+
+	private record Described<T>(T value, Endpoint endpoint) {
 	}
 
 }

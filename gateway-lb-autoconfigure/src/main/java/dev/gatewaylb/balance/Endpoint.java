@@ -1,5 +1,6 @@
 package dev.gatewaylb.balance;
 
+import java.util.Comparator;
 import java.util.Objects;
 
 /**
@@ -12,6 +13,17 @@ import java.util.Objects;
  * the set but receives no picks
  */
 public record Endpoint(String address, int weight) {
+
+	/**
+	 * The order a balancer lists its endpoints in, whatever order discovery gave them:
+	 * IPv4 literals first, by their numeric value; then other hosts (names, IPv6
+	 * literals) by their text; then the port, by its number. {@code 10.0.0.2:80} comes
+	 * before {@code 10.0.0.10:80}, and {@code 127.0.0.1:9001} before
+	 * {@code 127.0.0.1:10000}. Discovery clients such as Eureka's shuffle their instance
+	 * lists at every fetch: a set in this order is the same set in the same order, so
+	 * round-robin keeps its sequence and nothing is rebuilt.
+	 */
+	public static final Comparator<Endpoint> CANONICAL_ORDER = Endpoint::compareCanonically;
 
 	public Endpoint {
 		Objects.requireNonNull(address, "address");
@@ -45,6 +57,66 @@ public record Endpoint(String address, int weight) {
 		Objects.requireNonNull(host, "host");
 		boolean bareIpv6 = host.indexOf(':') >= 0 && !host.startsWith("[");
 		return bareIpv6 ? "[" + host + "]:" + port : host + ":" + port;
+	}
+
+	private static int compareCanonically(Endpoint a, Endpoint b) {
+		int colonA = a.address.lastIndexOf(':');
+		int colonB = b.address.lastIndexOf(':');
+		String hostA = (colonA < 0) ? a.address : a.address.substring(0, colonA);
+		String hostB = (colonB < 0) ? b.address : b.address.substring(0, colonB);
+		long ipA = ipv4(hostA);
+		long ipB = ipv4(hostB);
+		int byHost;
+		if (ipA >= 0 && ipB >= 0) {
+			byHost = Long.compare(ipA, ipB);
+		}
+		else if (ipA >= 0 || ipB >= 0) {
+			byHost = (ipA >= 0) ? -1 : 1;
+		}
+		else {
+			byHost = hostA.compareTo(hostB);
+		}
+		if (byHost != 0) {
+			return byHost;
+		}
+		int byPort = Integer.compare(port(a.address, colonA), port(b.address, colonB));
+		return (byPort != 0) ? byPort : a.address.compareTo(b.address);
+	}
+
+	/**
+	 * Returns the value of a dotted-quad IPv4 literal, or -1 if {@code host} is not one.
+	 */
+	private static long ipv4(String host) {
+		long value = 0;
+		int octets = 0;
+		int octet = -1;
+		for (int i = 0; i <= host.length(); i++) {
+			char c = (i < host.length()) ? host.charAt(i) : '.';
+			if (c >= '0' && c <= '9') {
+				octet = ((octet < 0) ? 0 : octet * 10) + (c - '0');
+				if (octet > 255) {
+					return -1;
+				}
+			}
+			else if (c == '.' && octet >= 0 && octets < 4) {
+				value = (value << 8) | octet;
+				octets++;
+				octet = -1;
+			}
+			else {
+				return -1;
+			}
+		}
+		return (octets == 4) ? value : -1;
+	}
+
+	private static int port(String address, int colon) {
+		try {
+			return (colon < 0) ? -1 : Integer.parseInt(address, colon + 1, address.length(), 10);
+		}
+		catch (NumberFormatException ex) {
+			return -1;
+		}
 	}
 
 }

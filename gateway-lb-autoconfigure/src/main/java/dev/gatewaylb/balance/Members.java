@@ -1,5 +1,6 @@
 package dev.gatewaylb.balance;
 
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -57,6 +58,11 @@ final class Members {
 	final Supplier<? extends RandomGenerator> random;
 
 	/**
+	 * Runs the rebuilds a pick asks for, off the picking thread.
+	 */
+	final Executor rebuilds;
+
+	/**
 	 * When the last ramp of this snapshot ends, or {@link #NO_RAMP_END}.
 	 */
 	final long rampEndsAtNanos;
@@ -68,8 +74,9 @@ final class Members {
 	private volatile boolean rampOver;
 
 	Members(Endpoint[] endpoints, EndpointState[] states, boolean[] draining, BalancerSettings settings,
-			LongSupplier nanoClock, Supplier<? extends RandomGenerator> random, long nowNanos) {
+			LongSupplier nanoClock, Supplier<? extends RandomGenerator> random, Executor rebuilds, long nowNanos) {
 		this.endpoints = endpoints;
+		this.rebuilds = rebuilds;
 		this.states = states;
 		this.draining = draining;
 		this.settings = settings;

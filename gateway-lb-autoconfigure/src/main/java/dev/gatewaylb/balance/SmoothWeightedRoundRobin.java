@@ -21,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  * not the snapshot, so a rebuild continues the sequence where it was.
  * <p>
  * While endpoints ramp (slow start), the table is rebuilt from the ramped weights at most
- * {@value #RAMP_STEPS} times per window, by whichever pick first sees the old one expire.
+ * {@value #RAMP_STEPS} times per window: the first pick that sees the old one expire
+ * hands the build to the balancer's rebuild executor, and picks use the old table until
+ * the new one is published.
  *
  * @see <a href=
  * "https://github.com/nginx/nginx/commit/52327e0627f49dbda1e8db695e63a4b0af4448b1">nginx
@@ -84,17 +86,26 @@ final class SmoothWeightedRoundRobin implements Strategy {
 			return current;
 		}
 		if (!this.rebuilding.compareAndSet(false, true)) {
-			// Another pick is building the next step; the current one is a step old.
+			// The next step is on its way; the current table is a step old until then.
 			return current;
 		}
 		try {
-			Table next = buildTable(this.members.rampingAt(now) ? now : NEVER);
-			this.table = next;
-			return next;
+			this.members.rebuilds.execute(() -> {
+				try {
+					long at = this.members.nanoClock.getAsLong();
+					this.table = buildTable(this.members.rampingAt(at) ? at : NEVER);
+				}
+				finally {
+					this.rebuilding.set(false);
+				}
+			});
 		}
-		finally {
+		catch (RuntimeException ex) {
 			this.rebuilding.set(false);
+			throw ex;
 		}
+		// The new table when the executor ran the build here, else the old one.
+		return this.table;
 	}
 
 	/**

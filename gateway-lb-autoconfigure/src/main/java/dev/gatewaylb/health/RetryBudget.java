@@ -1,6 +1,7 @@
 package dev.gatewaylb.health;
 
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -11,9 +12,11 @@ import java.util.function.LongSupplier;
  * therefore adds at most that much load, instead of multiplying it by the number of
  * attempts. Finagle's and gRPC's retry budgets work the same way.
  * <p>
- * Lock-free: one-second buckets of requests and retries in atomic arrays; a bucket is
- * reset by the first thread to enter a new second. Counting is approximate at bucket
- * boundaries by at most one second's traffic, never unbounded.
+ * Lock-free: one-second buckets of requests and retries; a bucket is reset by the first
+ * thread to enter a new second. Requests, counted on every request, go to striped
+ * {@link LongAdder}s, so event loops counting at once do not contend on one cache line;
+ * retries, rare, to an atomic array. Counting is approximate at bucket boundaries by at
+ * most one second's traffic, never unbounded.
  */
 public final class RetryBudget {
 
@@ -28,7 +31,7 @@ public final class RetryBudget {
 
 	private final LongSupplier nanoClock;
 
-	private final AtomicLongArray requests = new AtomicLongArray(WINDOW_SECONDS);
+	private final LongAdder[] requests = new LongAdder[WINDOW_SECONDS];
 
 	private final AtomicLongArray retries = new AtomicLongArray(WINDOW_SECONDS);
 
@@ -47,9 +50,10 @@ public final class RetryBudget {
 		this.percent = percent;
 		this.minPerSecond = minPerSecond;
 		this.nanoClock = nanoClock;
-		long now = second();
+		long now = second(nanoClock.getAsLong());
 		for (int i = 0; i < WINDOW_SECONDS; i++) {
 			this.seconds.set(i, now);
+			this.requests[i] = new LongAdder();
 		}
 	}
 
@@ -57,7 +61,15 @@ public final class RetryBudget {
 	 * Counts a request (a first attempt).
 	 */
 	public void requested() {
-		this.requests.incrementAndGet(bucket(second()));
+		requested(this.nanoClock.getAsLong());
+	}
+
+	/**
+	 * Counts a request (a first attempt) at a time the caller has already read.
+	 * @param nowNanos the budget clock's current time
+	 */
+	public void requested(long nowNanos) {
+		this.requests[bucket(second(nowNanos))].increment();
 	}
 
 	/**
@@ -65,13 +77,23 @@ public final class RetryBudget {
 	 * @return whether the retry may go
 	 */
 	public boolean tryRetry() {
-		long now = second();
+		return tryRetry(this.nanoClock.getAsLong());
+	}
+
+	/**
+	 * Takes one retry from the budget if it has room, at a time the caller has already
+	 * read.
+	 * @param nowNanos the budget clock's current time
+	 * @return whether the retry may go
+	 */
+	public boolean tryRetry(long nowNanos) {
+		long now = second(nowNanos);
 		int bucket = bucket(now);
 		long requestsInWindow = 0;
 		long retriesInWindow = 0;
 		for (int i = 0; i < WINDOW_SECONDS; i++) {
 			if (now - this.seconds.get(i) < WINDOW_SECONDS) {
-				requestsInWindow += this.requests.get(i);
+				requestsInWindow += this.requests[i].sum();
 				retriesInWindow += this.retries.get(i);
 			}
 		}
@@ -89,14 +111,14 @@ public final class RetryBudget {
 		if (counted != second && this.seconds.compareAndSet(bucket, counted, second)) {
 			// A new second for this bucket: its old counts belong to a second that left
 			// the window.
-			this.requests.set(bucket, 0);
+			this.requests[bucket].reset();
 			this.retries.set(bucket, 0);
 		}
 		return bucket;
 	}
 
-	private long second() {
-		return Math.floorDiv(this.nanoClock.getAsLong(), 1_000_000_000L);
+	private static long second(long nanos) {
+		return Math.floorDiv(nanos, 1_000_000_000L);
 	}
 
 }

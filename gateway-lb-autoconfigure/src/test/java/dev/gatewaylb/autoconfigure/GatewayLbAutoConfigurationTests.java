@@ -1,12 +1,14 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
-import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.settings.GatewayLbSettings;
-import dev.gatewaylb.gateway.InFlightReleaseFilter;
-import dev.gatewaylb.gateway.InstanceCacheEviction;
-import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.ServiceBalancer;
+import dev.gatewaylb.gateway.filter.AttemptFilter;
+import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
+import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
+import dev.gatewaylb.gateway.runtime.InstanceSource;
+import dev.gatewaylb.gateway.runtime.ServiceBalancer;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -15,6 +17,8 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
+import org.springframework.cloud.gateway.config.HttpClientProperties;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
@@ -25,20 +29,28 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
-import org.springframework.core.env.StandardEnvironment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class GatewayLbAutoConfigurationTests {
 
+	/**
+	 * What the gateway's own auto-configuration contributes that gateway-lb builds on:
+	 * its shared client, and the properties its client factory reads.
+	 */
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-		.withConfiguration(
-				AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class));
+		.withConfiguration(AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class))
+		.withBean(HttpClient.class, HttpClient::create)
+		.withBean(HttpClientProperties.class)
+		.withBean(ServerProperties.class);
 
 	@Test
-	void balancesEveryServiceThroughTheRegistry() {
+	void balancesEveryServiceThroughItsRuntime() {
 		this.runner.run((context) -> {
-			assertThat(context).hasSingleBean(BalancerRegistry.class).hasSingleBean(InFlightReleaseFilter.class);
+			assertThat(context).hasSingleBean(ServiceRuntimes.class)
+				.hasSingleBean(InFlightReleaseFilter.class)
+				.hasSingleBean(AttemptFilter.class)
+				.hasSingleBean(UpstreamRoutingFilter.class);
 			LoadBalancerClientFactory factory = context.getBean(LoadBalancerClientFactory.class);
 			assertThat(factory.getInstance("catalog", ReactorServiceInstanceLoadBalancer.class))
 				.isInstanceOf(ServiceBalancer.class);
@@ -54,7 +66,7 @@ class GatewayLbAutoConfigurationTests {
 	@Test
 	void backsOffWhenDisabled() {
 		this.runner.withPropertyValues("gateway.lb.enabled=false").run((context) -> {
-			assertThat(context).doesNotHaveBean(BalancerRegistry.class)
+			assertThat(context).doesNotHaveBean(ServiceRuntimes.class)
 				.doesNotHaveBean(InFlightReleaseFilter.class)
 				.doesNotHaveBean("gatewayLbClientSpecification");
 		});
@@ -63,18 +75,34 @@ class GatewayLbAutoConfigurationTests {
 	@Test
 	void backsOffWithoutTheGateway() {
 		this.runner.withClassLoader(new FilteredClassLoader(ReactiveLoadBalancerClientFilter.class))
-			.run((context) -> assertThat(context).doesNotHaveBean(BalancerRegistry.class));
+			.run((context) -> assertThat(context).doesNotHaveBean(ServiceRuntimes.class));
 	}
 
 	@Test
-	void keepsARegistryTheUserDeclares() {
-		this.runner
-			.withBean("myRegistry", BalancerRegistry.class,
-					() -> new BalancerRegistry(
-							new LiveSettings(
-									GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(new StandardEnvironment()))),
-							System::nanoTime))
-			.run((context) -> assertThat(context).hasSingleBean(BalancerRegistry.class).hasBean("myRegistry"));
+	void backsOffWithoutTheGatewaysHttpClient() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(GatewayLbAutoConfiguration.class, LoadBalancerAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(ServiceRuntimes.class));
+	}
+
+	@Test
+	void keepsAnInstanceSourceTheUserDeclares() {
+		InstanceSource mine = new InstanceSource() {
+
+			@Override
+			public boolean balancesHere(String serviceId) {
+				return true;
+			}
+
+			@Override
+			public Mono<java.util.List<org.springframework.cloud.client.ServiceInstance>> instances(String serviceId) {
+				return Mono.just(java.util.List.of());
+			}
+
+		};
+		this.runner.withBean("mySource", InstanceSource.class, () -> mine)
+			.run((context) -> assertThat(context).hasSingleBean(InstanceSource.class).hasBean("mySource"));
 	}
 
 	@Test

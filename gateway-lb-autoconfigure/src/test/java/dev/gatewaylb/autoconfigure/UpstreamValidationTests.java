@@ -6,11 +6,14 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
+import org.springframework.cloud.gateway.config.HttpClientProperties;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.util.ClassUtils;
 
@@ -24,7 +27,10 @@ class UpstreamValidationTests {
 
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(gatewayLbAutoConfigurations()))
-		.withConfiguration(AutoConfigurations.of(LoadBalancerAutoConfiguration.class));
+		.withConfiguration(AutoConfigurations.of(LoadBalancerAutoConfiguration.class))
+		.withBean(HttpClient.class, HttpClient::create)
+		.withBean(HttpClientProperties.class)
+		.withBean(ServerProperties.class);
 
 	@ParameterizedTest(name = "{0}.{1}={2}")
 	@CsvSource(delimiter = '|', textBlock = """

@@ -83,12 +83,12 @@ class BalancingIT extends GatewayIntegrationTest {
 		// client can read a whole answer just before the gateway releases its request:
 		// wait for the release, so that requests really never overlap.
 		for (int i = 0; i < 30; i++) {
-			if (this.registry.snapshot("least-requests") != null) {
+			if (this.runtimes.snapshot("least-requests") != null) {
 				await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("least-requests") == 0);
 			}
 			assertThat(this.client.getNow("/least-requests/x").backend()).isEqualTo("a");
 		}
-		assertThat(this.registry.snapshot("least-requests").settings().algorithm().name()).isEqualTo("LEAST_REQUESTS");
+		assertThat(this.runtimes.snapshot("least-requests").settings().algorithm().name()).isEqualTo("LEAST_REQUESTS");
 	}
 
 	@ParameterizedTest
@@ -101,7 +101,7 @@ class BalancingIT extends GatewayIntegrationTest {
 			counts.merge(answer.backend(), 1, Integer::sum);
 		}
 		assertThat(counts).as(algorithm).containsOnlyKeys("a", "b", "c");
-		assertThat(this.registry.snapshot(algorithm).settings().algorithm().name())
+		assertThat(this.runtimes.snapshot(algorithm).settings().algorithm().name())
 			.isEqualTo(algorithm.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
 	}
 
@@ -176,7 +176,7 @@ class BalancingIT extends GatewayIntegrationTest {
 			this.client.getNow("/rr/");
 		}
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
+			.untilAsserted(() -> this.runtimes.snapshots().values().forEach((snapshot) -> {
 				for (int i = 0; i < snapshot.size(); i++) {
 					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
 				}

@@ -1,8 +1,10 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -15,7 +17,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * What every gateway integration test shares: a client of the gateway on its random port,
- * the registry to look inside, and one invariant checked after each test: whatever
+ * the runtimes to look inside, and one invariant checked after each test: whatever
  * happened, every request leaves the in-flight counts as it found them.
  */
 abstract class GatewayIntegrationTest {
@@ -24,7 +26,7 @@ abstract class GatewayIntegrationTest {
 	int port;
 
 	@Autowired
-	BalancerRegistry registry;
+	ServiceRuntimes runtimes;
 
 	GatewayClient client;
 
@@ -37,7 +39,7 @@ abstract class GatewayIntegrationTest {
 	void disconnectAndCheckNothingIsLeftInFlight() {
 		this.client.close();
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> this.registry.snapshots().values().forEach((snapshot) -> {
+			.untilAsserted(() -> this.runtimes.snapshots().values().forEach((snapshot) -> {
 				for (int i = 0; i < snapshot.size(); i++) {
 					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
 				}
@@ -48,7 +50,7 @@ abstract class GatewayIntegrationTest {
 	 * Returns the requests in flight to a service, over its endpoints.
 	 */
 	int inFlight(String service) {
-		Snapshot<ServiceInstance> snapshot = this.registry.snapshot(service);
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
 		int total = 0;
 		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
 			total += snapshot.state(i).inFlight();

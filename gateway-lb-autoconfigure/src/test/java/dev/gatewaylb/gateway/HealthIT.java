@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -78,10 +79,10 @@ class HealthIT extends GatewayIntegrationTest {
 		try (Traffic traffic = new Traffic(this.client, "/kill/", 20)) {
 			await().until(() -> traffic.served() > 300);
 			dying.kill();
-			await().atMost(Duration.ofSeconds(5)).until(() -> state("kill", dying).isEjected(this.registry.nanoTime()));
+			await().atMost(Duration.ofSeconds(5)).until(() -> state("kill", dying).isEjected(this.runtimes.nanoTime()));
 			long picksWhenEjected = state("kill", dying).picks();
 			traffic.await(200);
-			assertThat(state("kill", dying).isEjected(this.registry.nanoTime()))
+			assertThat(state("kill", dying).isEjected(this.runtimes.nanoTime()))
 				.as("still within the 5 s ejection, so the next check means something")
 				.isTrue();
 			assertThat(state("kill", dying).picks()).as("no picks while ejected").isEqualTo(picksWhenEjected);
@@ -100,8 +101,8 @@ class HealthIT extends GatewayIntegrationTest {
 		for (int i = 0; i < 60; i++) {
 			this.client.getNow("/sick/");
 		}
-		long now = this.registry.nanoTime();
-		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("sick");
+		long now = this.runtimes.nanoTime();
+		Snapshot<Member> snapshot = this.runtimes.snapshot("sick");
 		int ejected = 0;
 		for (int i = 0; i < snapshot.size(); i++) {
 			ejected += snapshot.state(i).isEjected(now) ? 1 : 0;
@@ -116,7 +117,7 @@ class HealthIT extends GatewayIntegrationTest {
 		allSick.forEach((backend) -> backend.status(500));
 		await().atMost(Duration.ofSeconds(10)).until(() -> {
 			this.client.getNow("/all-sick/");
-			return this.registry.snapshot("all-sick").isFailOpen();
+			return this.runtimes.snapshot("all-sick").isFailOpen();
 		});
 		int before = allSick.stream().mapToInt(HealthBackend::requests).sum();
 		for (int i = 0; i < 30; i++) {
@@ -208,7 +209,7 @@ class HealthIT extends GatewayIntegrationTest {
 	}
 
 	private dev.gatewaylb.balance.EndpointState state(String service, HealthBackend backend) {
-		Snapshot<ServiceInstance> snapshot = this.registry.snapshot(service);
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
 		for (int i = 0; i < snapshot.size(); i++) {
 			if (snapshot.state(i).address().equals(backend.address())) {
 				return snapshot.state(i);

@@ -1,11 +1,13 @@
 package dev.gatewaylb.gateway;
 
+import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -50,7 +52,7 @@ class InFlightIT {
 	int port;
 
 	@Autowired
-	BalancerRegistry registry;
+	ServiceRuntimes runtimes;
 
 	@AfterAll
 	static void stopBackends() {
@@ -90,7 +92,7 @@ class InFlightIT {
 		assertThat(inFlightAtCancel.get()).as("in flight when the clients gave up")
 			.isGreaterThanOrEqualTo(REQUESTS / 4);
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(totalInFlight()).isZero());
-		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("burst");
+		Snapshot<Member> snapshot = this.runtimes.snapshot("burst");
 		long picks = 0;
 		for (int i = 0; i < snapshot.size(); i++) {
 			picks += snapshot.state(i).picks();
@@ -99,7 +101,7 @@ class InFlightIT {
 	}
 
 	private int totalInFlight() {
-		Snapshot<ServiceInstance> snapshot = this.registry.snapshot("burst");
+		Snapshot<Member> snapshot = this.runtimes.snapshot("burst");
 		int total = 0;
 		for (int i = 0; (snapshot != null) && i < snapshot.size(); i++) {
 			total += snapshot.state(i).inFlight();

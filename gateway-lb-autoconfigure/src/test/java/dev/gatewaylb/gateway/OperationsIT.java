@@ -111,14 +111,14 @@ class OperationsIT extends GatewayIntegrationTest {
 			await().until(() -> served.get() > 300);
 
 			refresh(instances("live", backends, 4, 1, 1));
-			await().until(() -> this.registry.snapshot("live").endpoint(0).weight() == 4);
+			await().until(() -> this.runtimes.snapshot("live").endpoint(0).weight() == 4);
 			Map<String, Integer> afterWeights = countOver(600, served);
 			assertThat(afterWeights.get("a") / 600.0).as("%s", afterWeights)
 				.isCloseTo(4 / 6.0, org.assertj.core.data.Offset.offset(0.05));
 
 			refresh(Map.of("gateway.lb.services.live.algorithm", "consistent-hash", "gateway.lb.services.live.hash-key",
 					"header:X-User"));
-			await().until(() -> "CONSISTENT_HASH".equals(this.registry.snapshot("live").settings().algorithm().name()));
+			await().until(() -> "CONSISTENT_HASH".equals(this.runtimes.snapshot("live").settings().algorithm().name()));
 			Map<String, Integer> afterAlgorithm = countOver(300, served);
 			assertThat(afterAlgorithm.values()).as("one key, one backend: %s", afterAlgorithm).contains(300);
 		}
@@ -141,12 +141,12 @@ class OperationsIT extends GatewayIntegrationTest {
 		for (int i = 0; i < 3; i++) {
 			sequence.append(this.client.getNow("/phase/").backend());
 		}
-		long generation = this.registry.snapshot("phase").generation();
+		long generation = this.runtimes.snapshot("phase").generation();
 		refresh(Map.of("gateway.lb.services.phase.slow-start", "30s"));
 		for (int i = 0; i < 11; i++) {
 			sequence.append(this.client.getNow("/phase/").backend());
 		}
-		assertThat(this.registry.snapshot("phase").generation()).as("the balancer was rebuilt")
+		assertThat(this.runtimes.snapshot("phase").generation()).as("the balancer was rebuilt")
 			.isGreaterThan(generation);
 		assertThat("aabacaa".repeat(4)).contains(sequence);
 	}
@@ -290,7 +290,7 @@ class OperationsIT extends GatewayIntegrationTest {
 	}
 
 	private int[] inFlightPerEndpoint(String service) {
-		var snapshot = this.registry.snapshot(service);
+		var snapshot = this.runtimes.snapshot(service);
 		if (snapshot == null) {
 			return new int[0];
 		}

@@ -32,9 +32,19 @@ final class TestBackend implements AutoCloseable {
 
 	private final AtomicInteger maxConnections = new AtomicInteger();
 
+	/**
+	 * The port the next backend tries first. Backends started one after the other get
+	 * ascending ports, so a service's endpoints are listed (by address) in the order a
+	 * test started its backends, and a test can name the first endpoint or a weighted
+	 * sequence by backend. Below Linux's ephemeral range, so clients' ports never take
+	 * it.
+	 */
+	private static final AtomicInteger nextPort = new AtomicInteger(
+			20_000 + (int) (ProcessHandle.current().pid() % 500) * 20);
+
 	private TestBackend(String name) {
 		this.name = name;
-		this.server = HttpServer.create().host("127.0.0.1").port(0).doOnChannelInit((observer, channel, remote) -> {
+		this.server = bind(HttpServer.create().host("127.0.0.1").doOnChannelInit((observer, channel, remote) -> {
 			this.maxConnections.accumulateAndGet(this.connections.incrementAndGet(), Math::max);
 			channel.closeFuture().addListener((closed) -> this.connections.decrementAndGet());
 		}).handle((request, response) -> {
@@ -78,7 +88,24 @@ final class TestBackend implements AutoCloseable {
 					.then());
 			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
 			return delayed.doFinally((signal) -> release.run());
-		}).bindNow();
+		}));
+	}
+
+	/**
+	 * Binds the next free port above every port a backend of this JVM took.
+	 */
+	static DisposableServer bind(HttpServer server) {
+		RuntimeException last = null;
+		for (int i = 0; i < 200; i++) {
+			int port = nextPort.getAndIncrement();
+			try {
+				return server.port(port).bindNow();
+			}
+			catch (RuntimeException ex) {
+				last = ex;
+			}
+		}
+		throw new IllegalStateException("no free port for a test backend", last);
 	}
 
 	/**

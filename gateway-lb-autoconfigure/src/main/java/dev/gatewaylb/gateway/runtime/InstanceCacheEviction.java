@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.runtime;
 
 import java.util.Set;
 
@@ -15,9 +15,9 @@ import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
 
 /**
- * Empties Spring Cloud LoadBalancer's instance cache when discovery reports a change, so
- * the balancers see new and removed instances at the next request instead of when the
- * cache entry expires.
+ * Empties Spring Cloud LoadBalancer's instance cache when discovery reports a change, and
+ * has every service's instances read again at once, so the balancers see new and removed
+ * instances now instead of when the cache entry expires.
  * <p>
  * Discovery clients announce changes with a {@link HeartbeatEvent} (Consul's and
  * Kubernetes' catalog watches on each change, Eureka after each registry fetch); the
@@ -31,13 +31,18 @@ public final class InstanceCacheEviction implements ApplicationListener<Applicat
 
 	private final ObjectProvider<? extends CacheManager> cacheManager;
 
+	private final Runnable afterEviction;
+
 	/**
 	 * Creates the listener.
 	 * @param cacheManager Spring Cloud LoadBalancer's cache manager, absent when its
 	 * caching is off
+	 * @param afterEviction what to do once the cache is empty, such as reading every
+	 * service's instances again
 	 */
-	public InstanceCacheEviction(ObjectProvider<? extends CacheManager> cacheManager) {
+	public InstanceCacheEviction(ObjectProvider<? extends CacheManager> cacheManager, Runnable afterEviction) {
 		this.cacheManager = cacheManager;
+		this.afterEviction = afterEviction;
 	}
 
 	@Override
@@ -63,6 +68,7 @@ public final class InstanceCacheEviction implements ApplicationListener<Applicat
 				cache.clear();
 			}
 		});
+		this.afterEviction.run();
 	}
 
 	private static boolean touchesDiscovery(Set<String> keys) {

@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.filter;
 
 import java.net.InetSocketAddress;
 import java.util.Arrays;

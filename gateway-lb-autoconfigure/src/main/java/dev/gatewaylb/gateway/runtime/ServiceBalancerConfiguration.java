@@ -1,9 +1,8 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.runtime;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
-import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
@@ -14,7 +13,7 @@ import org.springframework.core.env.Environment;
  * own {@code LoadBalancerClientConfiguration}, whose round-robin bean then backs off; a
  * balancer the user declares for a service with
  * {@code @LoadBalancerClient(configuration = ...)} comes first and makes this one back
- * off.
+ * off, and gateway-lb then leaves that service's requests alone.
  * <p>
  * Not a {@code @Configuration}: component scanning must never put it in the application
  * context.
@@ -23,14 +22,12 @@ public class ServiceBalancerConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(ReactorLoadBalancer.class)
-	ReactorServiceInstanceLoadBalancer gatewayLbServiceBalancer(Environment environment,
-			LoadBalancerClientFactory clientFactory, BalancerRegistry registry) {
+	ReactorServiceInstanceLoadBalancer gatewayLbServiceBalancer(Environment environment, ServiceRuntimes runtimes) {
 		String serviceId = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
 		if (serviceId == null) {
 			throw new IllegalStateException(LoadBalancerClientFactory.PROPERTY_NAME + " is not set");
 		}
-		return new ServiceBalancer(serviceId,
-				clientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), registry);
+		return new ServiceBalancer(serviceId, runtimes);
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway;
+package dev.gatewaylb.gateway.runtime;
 
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;

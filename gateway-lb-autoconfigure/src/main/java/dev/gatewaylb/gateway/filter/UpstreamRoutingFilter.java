@@ -1,0 +1,60 @@
+package dev.gatewaylb.gateway.filter;
+
+import java.util.List;
+
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.gateway.config.HttpClientProperties;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.NettyRoutingFilter;
+import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
+import org.springframework.cloud.gateway.route.Route;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Spring Cloud Gateway's routing filter with one HTTP client per upstream service: an
+ * attempt's request goes out through its service's own pool, whose client reports the
+ * attempt's progress to it. Every other exchange passes on to the gateway's own routing
+ * filters, as do WebSocket upgrades, which the gateway's WebSocket routing filter handles
+ * (its order follows this one's: {@link FilterOrder}).
+ * <p>
+ * The gateway's routing filter then sees the exchange routed and passes it by.
+ */
+public final class UpstreamRoutingFilter extends NettyRoutingFilter {
+
+	/**
+	 * Creates the filter.
+	 * @param httpClient the gateway's shared client (never used for attempts)
+	 * @param headersFilters the gateway's header filters
+	 * @param properties the gateway's client properties
+	 */
+	public UpstreamRoutingFilter(HttpClient httpClient, ObjectProvider<List<HttpHeadersFilter>> headersFilters,
+			HttpClientProperties properties) {
+		super(httpClient, headersFilters, properties);
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
+		if (lease == null || lease.attempt() == null
+				|| "websocket".equalsIgnoreCase(exchange.getRequest().getHeaders().getUpgrade())) {
+			return chain.filter(exchange);
+		}
+		return super.filter(exchange, chain);
+	}
+
+	@Override
+	protected HttpClient getHttpClient(Route route, ServerWebExchange exchange) {
+		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
+		Attempt attempt = (lease != null) ? lease.attempt() : null;
+		return (attempt != null) ? attempt.runtime().upstream().client() : super.getHttpClient(route, exchange);
+	}
+
+	@Override
+	public int getOrder() {
+		return FilterOrder.ROUTING;
+	}
+
+}

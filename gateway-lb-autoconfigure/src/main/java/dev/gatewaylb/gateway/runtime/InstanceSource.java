@@ -1,0 +1,30 @@
+package dev.gatewaylb.gateway.runtime;
+
+import java.util.List;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * Where a service's instances come from, and whether gateway-lb balances it at all.
+ * Called off the event loops, by {@link ServiceRuntimes}' own thread.
+ */
+public interface InstanceSource {
+
+	/**
+	 * Returns whether gateway-lb balances the service: false when the application
+	 * declares its own balancer for it.
+	 * @param serviceId the service id
+	 * @return whether balanced here
+	 */
+	boolean balancesHere(String serviceId);
+
+	/**
+	 * Returns the service's instances as discovery reports them now.
+	 * @param serviceId the service id
+	 * @return the instances, in any order
+	 */
+	Mono<List<ServiceInstance>> instances(String serviceId);
+
+}

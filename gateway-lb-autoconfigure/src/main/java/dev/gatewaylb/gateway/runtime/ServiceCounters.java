@@ -1,0 +1,25 @@
+package dev.gatewaylb.gateway.runtime;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The counters of one service, carried from each of its runtimes to the next so that a
+ * refresh never resets them. Counting is one {@link LongAdder} increment: striped, so
+ * event loops counting at once do not contend on one cache line.
+ *
+ * @param retried retries sent
+ * @param refusedByBudget retries the retry budget refused
+ * @param saturated requests answered 503 because the service's pool was saturated
+ * @param failOpen picks made while every endpoint was ejected or unhealthy
+ */
+public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen) {
+
+	/**
+	 * Returns fresh counters at 0.
+	 * @return the counters
+	 */
+	public static ServiceCounters create() {
+		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder());
+	}
+
+}

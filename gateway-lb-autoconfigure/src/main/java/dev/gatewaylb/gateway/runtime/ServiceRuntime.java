@@ -1,0 +1,183 @@
+package dev.gatewaylb.gateway.runtime;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.settings.ServiceSettings;
+import dev.gatewaylb.gateway.upstream.Upstream;
+import dev.gatewaylb.health.RetryBudget;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything a request to one service needs, resolved once: its settings, its balancer
+ * (whose snapshot follows discovery), its upstream pools and clients, its retry budget
+ * and its counters. Immutable; {@link ServiceRuntimes} builds a new one when the
+ * service's settings change, off the request path, carrying over what did not change the
+ * way {@link Balancer#update} carries endpoint state, and swaps it in with one volatile
+ * write. A request reads it once and keeps it for all its attempts.
+ */
+public final class ServiceRuntime {
+
+	private static final Log logger = LogFactory.getLog(ServiceRuntime.class);
+
+	private final String id;
+
+	private final ServiceSettings settings;
+
+	private final Balancer<Member> balancer;
+
+	private final @Nullable Upstream upstream;
+
+	private final RetryBudget budget;
+
+	private final ServiceCounters counters;
+
+	private final AtomicBoolean failingOpen;
+
+	private final long generation;
+
+	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
+			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, long generation) {
+		this.id = id;
+		this.settings = settings;
+		this.balancer = balancer;
+		this.upstream = upstream;
+		this.budget = budget;
+		this.counters = counters;
+		this.failingOpen = failingOpen;
+		this.generation = generation;
+	}
+
+	/**
+	 * Returns the service id, in lower case.
+	 * @return the id
+	 */
+	public String id() {
+		return this.id;
+	}
+
+	/**
+	 * Returns the settings in force for the service.
+	 * @return the settings
+	 */
+	public ServiceSettings settings() {
+		return this.settings;
+	}
+
+	/**
+	 * Returns whether gateway-lb balances the service. It does not when the application
+	 * declares its own Spring Cloud LoadBalancer balancer for it: requests then go
+	 * through Spring Cloud Gateway's own load-balancer and routing filters untouched.
+	 * @return whether balanced here
+	 */
+	public boolean isBalancedHere() {
+		return this.upstream != null;
+	}
+
+	/**
+	 * Returns the current snapshot of the service's endpoints: one volatile read.
+	 * @return the snapshot
+	 */
+	public Snapshot<Member> snapshot() {
+		return this.balancer.snapshot();
+	}
+
+	/**
+	 * Returns the service's balancer.
+	 * @return the balancer
+	 */
+	public Balancer<Member> balancer() {
+		return this.balancer;
+	}
+
+	/**
+	 * Returns the service's upstream pools and clients.
+	 * @return the upstream
+	 * @throws IllegalStateException when the service is not balanced here
+	 */
+	public Upstream upstream() {
+		Upstream upstream = this.upstream;
+		if (upstream == null) {
+			throw new IllegalStateException("service " + this.id + " is not balanced by gateway-lb");
+		}
+		return upstream;
+	}
+
+	/**
+	 * Returns the service's upstream, or {@code null} when it is not balanced here.
+	 * @return the upstream
+	 */
+	public @Nullable Upstream upstreamOrNull() {
+		return this.upstream;
+	}
+
+	/**
+	 * Returns the service's retry budget.
+	 * @return the budget
+	 */
+	public RetryBudget budget() {
+		return this.budget;
+	}
+
+	/**
+	 * Returns the service's counters.
+	 * @return the counters
+	 */
+	public ServiceCounters counters() {
+		return this.counters;
+	}
+
+	/**
+	 * Returns whether an attempt's latency must be measured: only peak-EWMA reads it.
+	 * @return whether latency is recorded
+	 */
+	public boolean recordsLatency() {
+		return this.settings.balancer().algorithm() == Algorithm.PEAK_EWMA;
+	}
+
+	/**
+	 * Returns how many runtimes the service has had, from 1.
+	 * @return the generation
+	 */
+	public long generation() {
+		return this.generation;
+	}
+
+	/**
+	 * Counts a pick from {@code snapshot} if it failed open, and says so in the log once
+	 * per episode. One plain volatile read when it did not.
+	 * @param snapshot the snapshot picked from
+	 */
+	public void noteFailOpen(Snapshot<Member> snapshot) {
+		if (!snapshot.isFailOpen()) {
+			if (this.failingOpen.get()) {
+				this.failingOpen.set(false);
+			}
+			return;
+		}
+		this.counters.failOpen().increment();
+		if (this.failingOpen.compareAndSet(false, true)) {
+			logger.warn("Every endpoint of service " + this.id
+					+ " is ejected or unhealthy; sending requests to all of them (fail open)");
+		}
+	}
+
+	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget) {
+		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
+				this.generation + 1);
+	}
+
+	AtomicBoolean failingOpen() {
+		return this.failingOpen;
+	}
+
+	@Override
+	public String toString() {
+		return "ServiceRuntime[" + this.id + " #" + this.generation + "]";
+	}
+
+}

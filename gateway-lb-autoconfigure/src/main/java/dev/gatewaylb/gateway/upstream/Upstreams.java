@@ -1,0 +1,232 @@
+package dev.gatewaylb.gateway.upstream;
+
+import java.net.SocketAddress;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import dev.gatewaylb.gateway.settings.UpstreamSettings;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import org.jspecify.annotations.Nullable;
+import reactor.netty.NettyPipeline;
+import reactor.netty.http.Http11SslContextSpec;
+import reactor.netty.http.Http2SslContextSpec;
+import reactor.netty.http.HttpProtocol;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionPoolMetrics;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * Builds each service's {@link Upstream} from the gateway's own client configuration
+ * (proxy, SSL, compression, customizers) with the service's pool, timeouts and TLS trust
+ * on top, and tells listeners when a per-endpoint pool opens or closes (for its meters).
+ * <p>
+ * Reactor Netty keeps one pool per endpoint address within a provider, so
+ * {@code max-connections} and {@code max-pending} hold per endpoint of the service. The
+ * pending queue is always bounded.
+ * <p>
+ * The service's client reports each request's progress to the {@link UpstreamObserver} in
+ * the request's Reactor context, and takes the header deadline from it; requests without
+ * an observer get the service's {@code timeouts.response}.
+ */
+public final class Upstreams {
+
+	/**
+	 * Connections of one endpoint's probe pool: probes of one endpoint never overlap.
+	 */
+	static final int PROBE_CONNECTIONS = 1;
+
+	private final Function<ConnectionProvider, HttpClient> gatewayClient;
+
+	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
+
+	/**
+	 * How many upstreams each service has had, so that a rebuilt provider gets a name of
+	 * its own: its pools' meters must not collide with those of the provider it replaces
+	 * while both are open.
+	 */
+	private final Map<String, Integer> builds = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates the factory.
+	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
+	 * given connection provider
+	 */
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient) {
+		this.gatewayClient = gatewayClient;
+	}
+
+	/**
+	 * Adds a listener told when a per-endpoint pool opens or closes.
+	 * @param listener the listener
+	 */
+	public void addListener(PoolListener listener) {
+		this.listeners.add(listener);
+	}
+
+	/**
+	 * Builds the pools and clients of a service. Allocates the providers: call it off the
+	 * event loops.
+	 * @param serviceId the service id
+	 * @param settings its upstream settings
+	 * @return the upstream
+	 */
+	public Upstream build(String serviceId, UpstreamSettings settings) {
+		Map<String, Upstream.Pool> pools = new ConcurrentHashMap<>();
+		int build = this.builds.merge(serviceId, 1, Integer::sum);
+		String name = "gateway-lb-" + serviceId + ((build > 1) ? "-" + build : "");
+		ConnectionProvider provider = ConnectionProvider.builder(name)
+			.maxConnections(settings.maxConnections())
+			.pendingAcquireMaxCount(settings.maxPending())
+			.pendingAcquireTimeout(settings.pendingTimeout())
+			.maxIdleTime(settings.maxIdleTime())
+			.metrics(true, () -> new Registrar(serviceId, pools))
+			.build();
+		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings), settings);
+		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
+			.maxConnections(PROBE_CONNECTIONS)
+			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
+			.maxIdleTime(settings.maxIdleTime())
+			.build();
+		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings);
+		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools);
+	}
+
+	/**
+	 * The connect timeout, h2 and the TLS trust of the service.
+	 */
+	private static HttpClient configure(HttpClient client, UpstreamSettings settings) {
+		HttpClient configured = client.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
+				(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()));
+		if (settings.http2()) {
+			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);
+		}
+		List<X509Certificate> trusted = settings.trustedCa();
+		if (trusted != null || settings.http2()) {
+			configured = secure(configured, trusted, settings.http2());
+		}
+		return configured;
+	}
+
+	/**
+	 * The header deadline, the body-idle limit, and the hooks that tell the attempt in
+	 * the request's context how its request and response went.
+	 */
+	private static HttpClient observed(HttpClient client, UpstreamSettings settings) {
+		Duration headerDeadline = settings.responseTimeout().isZero() ? null : settings.responseTimeout();
+		long bodyIdleMillis = settings.bodyIdleTimeout().toMillis();
+		return client.doOnRequest((request, connection) -> {
+			UpstreamObserver observer = UpstreamObserver.in(request.currentContextView());
+			// From the request's last byte to the headers: the wait for a connection is
+			// bounded by the pool's pending timeout instead, so a queued request is never
+			// charged to an endpoint it has not reached.
+			Duration deadline = (observer != null) ? observer.requestPrepared() : headerDeadline;
+			if (deadline != null) {
+				request.responseTimeout(deadline);
+			}
+		}).doAfterRequest((request, connection) -> {
+			UpstreamObserver observer = UpstreamObserver.in(request.currentContextView());
+			if (observer != null) {
+				observer.requestSent();
+			}
+		}).doOnResponse((response, connection) -> {
+			// The header deadline ends with the headers; the body has its own idle limit.
+			connection.removeHandler(NettyPipeline.ResponseTimeoutHandler);
+			if (bodyIdleMillis > 0) {
+				// Netty removes the handler when the connection goes back to the pool.
+				connection.addHandlerLast("gatewayLbBodyIdle",
+						new ReadTimeoutHandler(bodyIdleMillis, TimeUnit.MILLISECONDS));
+			}
+			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
+			if (observer != null) {
+				observer.responseReceived(response.status().code());
+			}
+		}).doAfterResponseSuccess((response, connection) -> {
+			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
+			if (observer != null) {
+				observer.responseCompleted();
+			}
+		}).doOnResponseError((response, error) -> {
+			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
+			if (observer != null) {
+				observer.responseFailed(error);
+			}
+		});
+	}
+
+	private static HttpClient secure(HttpClient client, @Nullable List<X509Certificate> trusted, boolean http2) {
+		X509Certificate[] roots = (trusted != null) ? trusted.toArray(new X509Certificate[0]) : null;
+		if (http2) {
+			Http2SslContextSpec spec = Http2SslContextSpec.forClient();
+			return client.secure((ssl) -> ssl
+				.sslContext((roots != null) ? spec.configure((builder) -> builder.trustManager(roots)) : spec));
+		}
+		return client.secure((ssl) -> ssl
+			.sslContext(Http11SslContextSpec.forClient().configure((builder) -> builder.trustManager(roots))));
+	}
+
+	/**
+	 * Hears of per-endpoint pools opening and closing.
+	 */
+	public interface PoolListener {
+
+		/**
+		 * Called when Reactor Netty opens the pool of one endpoint.
+		 * @param serviceId the service id
+		 * @param poolName the provider's name
+		 * @param id the pool's id
+		 * @param remoteAddress the endpoint
+		 * @param metrics the pool's live counts
+		 */
+		void opened(String serviceId, String poolName, String id, SocketAddress remoteAddress,
+				ConnectionPoolMetrics metrics);
+
+		/**
+		 * Called when Reactor Netty closes the pool of one endpoint.
+		 * @param serviceId the service id
+		 * @param poolName the provider's name
+		 * @param id the pool's id
+		 * @param remoteAddress the endpoint
+		 */
+		void closed(String serviceId, String poolName, String id, SocketAddress remoteAddress);
+
+	}
+
+	/**
+	 * Keeps each per-endpoint pool's metrics for the counts, and tells the listeners.
+	 */
+	private final class Registrar implements ConnectionProvider.MeterRegistrar {
+
+		private final String serviceId;
+
+		private final Map<String, Upstream.Pool> pools;
+
+		Registrar(String serviceId, Map<String, Upstream.Pool> pools) {
+			this.serviceId = serviceId;
+			this.pools = pools;
+		}
+
+		@Override
+		public void registerMetrics(String poolName, String id, SocketAddress remoteAddress,
+				ConnectionPoolMetrics metrics) {
+			this.pools.put(id, new Upstream.Pool(remoteAddress, metrics));
+			Upstreams.this.listeners
+				.forEach((listener) -> listener.opened(this.serviceId, poolName, id, remoteAddress, metrics));
+		}
+
+		@Override
+		public void deRegisterMetrics(String poolName, String id, SocketAddress remoteAddress) {
+			this.pools.remove(id);
+			Upstreams.this.listeners
+				.forEach((listener) -> listener.closed(this.serviceId, poolName, id, remoteAddress));
+		}
+
+	}
+
+}

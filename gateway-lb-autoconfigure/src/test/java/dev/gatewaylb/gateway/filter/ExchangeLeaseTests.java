@@ -1,0 +1,97 @@
+package dev.gatewaylb.gateway.filter;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.TestRuntimes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ExchangeLeaseTests {
+
+	private final TestRuntimes fixture = new TestRuntimes(Map.of());
+
+	private final ServiceRuntime runtime;
+
+	private final Snapshot<Member> snapshot;
+
+	ExchangeLeaseTests() {
+		this.fixture.instances.addAll(List.of(TestRuntimes.instance("a", 1), TestRuntimes.instance("b", 1)));
+		this.runtime = this.fixture.runtime("svc");
+		this.snapshot = this.runtime.snapshot();
+	}
+
+	@AfterEach
+	void stop() {
+		this.fixture.close();
+	}
+
+	@Test
+	void releasesThePreviousAttemptWhenARetryPicksAgain() {
+		ExchangeLease lease = lease();
+		Attempt first = attempt(lease, 0);
+		lease.hold(first);
+		Attempt retry = attempt(lease, 1);
+		lease.hold(retry);
+		assertThat(first.isReleased()).isTrue();
+		assertThat(retry.isReleased()).isFalse();
+		assertThat(lease.attempt()).isSameAs(retry);
+		assertThat(lease.attempts()).isEqualTo(2);
+		assertThat(lease.tried(this.snapshot.endpoint(0).address())).isTrue();
+		assertThat(lease.tried(this.snapshot.endpoint(1).address())).isTrue();
+		lease.close();
+		assertThat(retry.isReleased()).isTrue();
+		assertThat(this.snapshot.state(0).inFlight() + this.snapshot.state(1).inFlight()).isZero();
+	}
+
+	@Test
+	void releasesAnAttemptHandedToItAfterClose() {
+		ExchangeLease lease = lease();
+		lease.close();
+		Attempt late = attempt(lease, 0);
+		lease.hold(late);
+		assertThat(late.isReleased()).isTrue();
+		assertThat(lease.attempt()).isNull();
+		assertThat(this.snapshot.state(0).inFlight()).isZero();
+	}
+
+	@Test
+	void closesIdempotently() {
+		ExchangeLease lease = lease();
+		lease.hold(attempt(lease, 0));
+		lease.close();
+		lease.close();
+		assertThat(this.snapshot.state(0).inFlight()).isZero();
+	}
+
+	@Test
+	void givesTheFirstAttemptTheWholeHeaderDeadlineAndARetryWhatIsLeft() {
+		ExchangeLease lease = lease();
+		Attempt first = attempt(lease, 0);
+		lease.hold(first);
+		assertThat(lease.requestPrepared(first)).hasSeconds(30);
+		this.fixture.clock.addAndGet(12_000_000_000L);
+		Attempt retry = attempt(lease, 1);
+		lease.hold(retry);
+		assertThat(lease.requestPrepared(retry)).hasSeconds(18);
+		assertThat(lease.hasTimeLeft(this.runtime, this.fixture.clock.get())).isTrue();
+		this.fixture.clock.addAndGet(18_000_000_000L);
+		assertThat(lease.hasTimeLeft(this.runtime, this.fixture.clock.get())).isFalse();
+		lease.close();
+	}
+
+	private ExchangeLease lease() {
+		return new ExchangeLease(this.fixture.runtimes, null);
+	}
+
+	private Attempt attempt(ExchangeLease lease, int index) {
+		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), lease, this.runtime,
+				this.snapshot.value(index));
+	}
+
+}
