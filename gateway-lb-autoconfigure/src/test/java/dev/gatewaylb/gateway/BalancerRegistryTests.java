@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -61,9 +60,7 @@ class BalancerRegistryTests {
 	static BalancerRegistry registry(Map<String, Object> properties) {
 		StandardEnvironment environment = new StandardEnvironment();
 		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
-		return new BalancerRegistry(
-				new LiveSettings(GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(environment))),
-				System::nanoTime);
+		return new BalancerRegistry(new LiveSettings(GatewayLbSettings.bind(environment)), System::nanoTime);
 	}
 
 	static ServiceInstance instance(String id, int weight) {

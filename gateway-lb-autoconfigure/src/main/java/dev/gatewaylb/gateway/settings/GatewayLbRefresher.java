@@ -1,6 +1,5 @@
 package dev.gatewaylb.gateway.settings;
 
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -46,13 +45,14 @@ public final class GatewayLbRefresher implements ApplicationListener<Environment
 	}
 
 	/**
-	 * Re-binds {@code gateway.lb} now.
+	 * Re-binds {@code gateway.lb} now, through {@link GatewayLbSettings#bind}, the entry
+	 * point start-up uses too.
 	 * @return whether the new settings were put in force
 	 */
 	public boolean refresh() {
 		GatewayLbSettings next;
 		try {
-			next = GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(this.environment));
+			next = GatewayLbSettings.bind(this.environment);
 		}
 		catch (RuntimeException ex) {
 			String error = describe(ex);
