@@ -17,7 +17,9 @@ import org.springframework.core.env.Environment;
 /**
  * The runtime form of {@code gateway.lb}: immutable, built once per configuration
  * generation by {@link #bind}, read by every pick. Service ids match case-insensitively,
- * as discovery services (Eureka's upper-case ids, DNS names) spell them either way.
+ * as discovery services (Eureka's upper-case ids, DNS names) spell them either way. Two
+ * settings are equal when every value in them is, so a refresh can tell whether anything
+ * changed.
  */
 public final class GatewayLbSettings {
 
@@ -110,6 +112,24 @@ public final class GatewayLbSettings {
 	 */
 	public List<Cidr> trustedProxies() {
 		return this.trustedProxies;
+	}
+
+	@Override
+	public boolean equals(@Nullable Object other) {
+		return other instanceof GatewayLbSettings that && this.defaults.equals(that.defaults)
+				&& this.services.equals(that.services) && this.splits.equals(that.splits)
+				&& this.trustedProxies.equals(that.trustedProxies);
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(this.defaults, this.services, this.splits, this.trustedProxies);
+	}
+
+	@Override
+	public String toString() {
+		return "GatewayLbSettings[defaults=" + this.defaults + ", services=" + this.services + ", splits=" + this.splits
+				+ ", trustedProxies=" + this.trustedProxies + "]";
 	}
 
 }

@@ -32,6 +32,16 @@ class GatewayLbRefresherTests {
 	}
 
 	@Test
+	void leavesTheSettingsAndTheirGenerationAloneOnARefreshThatChangesNothing() {
+		GatewayLbSettings inForce = this.settings.get();
+		assertThat(this.refresher.refresh()).isTrue();
+		assertThat(this.settings.get()).isSameAs(inForce);
+		assertThat(this.settings.generation()).isOne();
+		assertThat(this.settings.appliedRefreshes()).isZero();
+		assertThat(this.notifications).hasValue(1);
+	}
+
+	@Test
 	void appliesARefreshThatChangesAValue() {
 		this.properties.put("gateway.lb.services.catalog.slow-start", "10s");
 		assertThat(this.refresher.refresh()).isTrue();

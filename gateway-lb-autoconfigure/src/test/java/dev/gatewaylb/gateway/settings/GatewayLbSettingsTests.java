@@ -88,6 +88,35 @@ class GatewayLbSettingsTests {
 			});
 	}
 
+	@Test
+	void bindsEqualSettingsTwiceFromTheSameConfiguration() {
+		Map<String, Object> values = Map.of("gateway.lb.defaults.tls.trusted-ca", "classpath:tls/ca.pem",
+				"gateway.lb.services.catalog.retry.on-statuses", "500,503", "gateway.lb.splits.shop.targets.a", "9",
+				"gateway.lb.splits.shop.targets.b", "1", "gateway.lb.splits.shop.sticky.cookie", "AFFINITY",
+				"gateway.lb.trusted-proxies[0]", "10.0.0.0/8");
+		GatewayLbSettings first = bind(values);
+		GatewayLbSettings second = bind(values);
+		assertThat(second).isNotSameAs(first).isEqualTo(first).hasSameHashCodeAs(first);
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			gateway.lb.services.catalog.retry.on-statuses | 500
+			gateway.lb.defaults.tls.trusted-ca            | classpath:tls/server.pem
+			gateway.lb.splits.shop.targets.a              | 8
+			gateway.lb.splits.shop.sticky.max-age         | 1h
+			gateway.lb.trusted-proxies[0]                 | 10.0.0.0/16
+			""")
+	void bindsUnequalSettingsWhenOneValueDiffers(String property, String value) {
+		Map<String, Object> values = new HashMap<>(Map.of("gateway.lb.defaults.tls.trusted-ca", "classpath:tls/ca.pem",
+				"gateway.lb.services.catalog.retry.on-statuses", "500,503", "gateway.lb.splits.shop.targets.a", "9",
+				"gateway.lb.splits.shop.targets.b", "1", "gateway.lb.splits.shop.sticky.cookie", "AFFINITY",
+				"gateway.lb.trusted-proxies[0]", "10.0.0.0/8"));
+		GatewayLbSettings before = bind(values);
+		values.put(property, value);
+		assertThat(bind(values)).isNotEqualTo(before);
+	}
+
 	static GatewayLbSettings bind(Map<String, Object> values) {
 		return GatewayLbSettings.bind(environment(values));
 	}
