@@ -56,6 +56,12 @@ final class SettingsMapper {
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
 
+	private static final Function<ServiceProperties, @Nullable PoolProperties> POOL = ServiceProperties::pool;
+
+	private static final Function<ServiceProperties, @Nullable TimeoutProperties> TIMEOUTS = ServiceProperties::timeouts;
+
+	private static final Function<ServiceProperties, @Nullable RetryProperties> RETRY = ServiceProperties::retry;
+
 	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
 			HealthProperties::passive);
 
@@ -111,10 +117,10 @@ final class SettingsMapper {
 						layers.get(in(PASSIVE, Passive::maxEjectionPercent))),
 				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
 						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))));
-		RetrySettings retry = new RetrySettings(layers.get(in(ServiceProperties::retry, RetryProperties::attempts)),
-				Set.copyOf(layers.get(in(ServiceProperties::retry, RetryProperties::onStatuses))),
-				layers.get(in(ServiceProperties::retry, RetryProperties::budgetPercent)),
-				layers.get(in(ServiceProperties::retry, RetryProperties::budgetMinPerSecond)));
+		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),
+				Set.copyOf(layers.get(in(RETRY, RetryProperties::onStatuses))),
+				layers.get(in(RETRY, RetryProperties::budgetPercent)),
+				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
 		return new ServiceSettings(balancer, HashKey.parse(layers.get(ServiceProperties::hashKey)), upstream(layers),
 				health, retry);
 	}
@@ -131,13 +137,11 @@ final class SettingsMapper {
 						trustedCa, ex.getMessage());
 			}
 		}
-		Function<ServiceProperties, @Nullable PoolProperties> pool = ServiceProperties::pool;
-		Function<ServiceProperties, @Nullable TimeoutProperties> timeouts = ServiceProperties::timeouts;
-		return new UpstreamSettings(layers.get(in(pool, PoolProperties::maxConnections)),
-				layers.get(in(pool, PoolProperties::maxPending)), layers.get(in(pool, PoolProperties::pendingTimeout)),
-				layers.get(in(pool, PoolProperties::maxIdleTime)), layers.get(in(timeouts, TimeoutProperties::connect)),
-				layers.get(in(timeouts, TimeoutProperties::response)),
-				layers.get(in(timeouts, TimeoutProperties::bodyIdle)), certificates,
+		return new UpstreamSettings(layers.get(in(POOL, PoolProperties::maxConnections)),
+				layers.get(in(POOL, PoolProperties::maxPending)), layers.get(in(POOL, PoolProperties::pendingTimeout)),
+				layers.get(in(POOL, PoolProperties::maxIdleTime)), layers.get(in(TIMEOUTS, TimeoutProperties::connect)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::response)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)), certificates,
 				layers.get(ServiceProperties::http2));
 	}
 
