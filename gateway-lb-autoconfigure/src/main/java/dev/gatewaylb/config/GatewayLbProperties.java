@@ -10,7 +10,9 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Configuration of gateway-lb, under {@code gateway.lb}.
+ * Configuration of gateway-lb, under {@code gateway.lb}, as written: {@code defaults} and
+ * each entry of {@code services} hold only the keys they set. The settings layer resolves
+ * each service's keys over the defaults and the built-in defaults.
  *
  * @param enabled Whether gateway-lb balances lb:// routes. When false, Spring Cloud
  * LoadBalancer's own balancers do.
@@ -23,14 +25,20 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
-		@DefaultValue @NestedConfigurationProperty ServiceProperties defaults,
+		@NestedConfigurationProperty @Nullable ServiceProperties defaults,
 		@Nullable Map<String, ServiceProperties> services, @Nullable Map<String, SplitProperties> splits,
 		@Nullable List<Cidr> trustedProxies) {
 
 	public GatewayLbProperties {
+		defaults = (defaults != null) ? defaults : ServiceProperties.NONE;
 		services = (services != null) ? Map.copyOf(services) : Map.of();
 		splits = (splits != null) ? Map.copyOf(splits) : Map.of();
 		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
+	}
+
+	@Override
+	public ServiceProperties defaults() {
+		return (this.defaults != null) ? this.defaults : ServiceProperties.NONE;
 	}
 
 	@Override

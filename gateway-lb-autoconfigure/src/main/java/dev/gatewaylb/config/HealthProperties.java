@@ -2,17 +2,18 @@ package dev.gatewaylb.config;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
-import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Health checking of a service's endpoints.
+ * Health checking of a service's endpoints; a key that is not set is {@code null}.
  *
  * @param passive Passive outlier detection from the traffic itself.
  * @param active Active health checks: a request to each endpoint at an interval.
  */
-public record HealthProperties(@DefaultValue @NestedConfigurationProperty Passive passive,
-		@DefaultValue @NestedConfigurationProperty Active active) {
+public record HealthProperties(@NestedConfigurationProperty @Nullable Passive passive,
+		@NestedConfigurationProperty @Nullable Active active) {
 
 	/**
 	 * Passive outlier detection.
@@ -24,19 +25,19 @@ public record HealthProperties(@DefaultValue @NestedConfigurationProperty Passiv
 	 * @param maxEjectionPercent Most of a service's endpoints that may be ejected at
 	 * once; one endpoint may always be.
 	 */
-	public record Passive(@DefaultValue("5") int consecutiveFailures, @DefaultValue("30s") Duration baseEjectionTime,
-			@DefaultValue("50") int maxEjectionPercent) {
+	public record Passive(@Nullable Integer consecutiveFailures, @Nullable Duration baseEjectionTime,
+			@Nullable Integer maxEjectionPercent) {
 
 		public Passive {
-			if (consecutiveFailures < 0) {
+			if (consecutiveFailures != null && consecutiveFailures < 0) {
 				throw new IllegalArgumentException(
 						"consecutive-failures: " + consecutiveFailures + " (expected: >= 0)");
 			}
-			if (baseEjectionTime.isNegative() || baseEjectionTime.isZero()) {
+			if (baseEjectionTime != null && (baseEjectionTime.isNegative() || baseEjectionTime.isZero())) {
 				throw new IllegalArgumentException(
 						"base-ejection-time: " + Durations.format(baseEjectionTime) + " (expected: > 0s)");
 			}
-			if (maxEjectionPercent < 0 || maxEjectionPercent > 100) {
+			if (maxEjectionPercent != null && (maxEjectionPercent < 0 || maxEjectionPercent > 100)) {
 				throw new IllegalArgumentException(
 						"max-ejection-percent: " + maxEjectionPercent + " (expected: 0 to 100)");
 			}
@@ -52,17 +53,17 @@ public record HealthProperties(@DefaultValue @NestedConfigurationProperty Passiv
 	 * @param interval Time between two checks of an endpoint.
 	 * @param timeout Longest wait for a check's answer.
 	 */
-	public record Active(@DefaultValue("false") boolean enabled, @DefaultValue("/actuator/health") String path,
-			@DefaultValue("10s") Duration interval, @DefaultValue("2s") Duration timeout) {
+	public record Active(@Nullable Boolean enabled, @Nullable String path, @Nullable Duration interval,
+			@Nullable Duration timeout) {
 
 		public Active {
-			if (!path.startsWith("/")) {
+			if (path != null && !path.startsWith("/")) {
 				throw new IllegalArgumentException("path: '" + path + "' (expected: a path starting with /)");
 			}
-			if (interval.isNegative() || interval.isZero()) {
+			if (interval != null && (interval.isNegative() || interval.isZero())) {
 				throw new IllegalArgumentException("interval: " + Durations.format(interval) + " (expected: > 0s)");
 			}
-			if (timeout.isNegative() || timeout.isZero()) {
+			if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
 				throw new IllegalArgumentException("timeout: " + Durations.format(timeout) + " (expected: > 0s)");
 			}
 		}

@@ -2,18 +2,18 @@ package dev.gatewaylb.config;
 
 import java.time.Duration;
 
-import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Peak-EWMA settings.
+ * Peak-EWMA settings; a key that is not set is {@code null}.
  *
  * @param decay Time constant over which old latency samples lose weight and an idle
  * endpoint's latency decays towards 0.
  */
-public record PeakEwmaProperties(@DefaultValue("10s") Duration decay) {
+public record PeakEwmaProperties(@Nullable Duration decay) {
 
 	public PeakEwmaProperties {
-		if (decay.isNegative() || decay.isZero()) {
+		if (decay != null && (decay.isNegative() || decay.isZero())) {
 			throw new IllegalArgumentException("decay: " + Durations.format(decay) + " (expected: > 0s)");
 		}
 	}

@@ -2,10 +2,10 @@ package dev.gatewaylb.config;
 
 import java.time.Duration;
 
-import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The connection pool of a service's upstream.
+ * The connection pool of a service's upstream; a key that is not set is {@code null}.
  *
  * @param maxConnections Most connections open to each endpoint (host:port) of the service
  * at once; Reactor Netty keeps one pool per endpoint address.
@@ -16,21 +16,21 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxIdleTime How long an idle connection is kept; keep it below the upstream's
  * keep-alive timeout.
  */
-public record PoolProperties(@DefaultValue("256") int maxConnections, @DefaultValue("256") int maxPending,
-		@DefaultValue("5s") Duration pendingTimeout, @DefaultValue("30s") Duration maxIdleTime) {
+public record PoolProperties(@Nullable Integer maxConnections, @Nullable Integer maxPending,
+		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime) {
 
 	public PoolProperties {
-		if (maxConnections <= 0) {
+		if (maxConnections != null && maxConnections <= 0) {
 			throw new IllegalArgumentException("max-connections: " + maxConnections + " (expected: > 0)");
 		}
-		if (maxPending <= 0) {
+		if (maxPending != null && maxPending <= 0) {
 			throw new IllegalArgumentException("max-pending: " + maxPending + " (expected: > 0)");
 		}
-		if (pendingTimeout.isNegative()) {
+		if (pendingTimeout != null && pendingTimeout.isNegative()) {
 			throw new IllegalArgumentException(
 					"pending-timeout: " + Durations.format(pendingTimeout) + " (expected: >= 0s)");
 		}
-		if (maxIdleTime.isNegative() || maxIdleTime.isZero()) {
+		if (maxIdleTime != null && (maxIdleTime.isNegative() || maxIdleTime.isZero())) {
 			throw new IllegalArgumentException("max-idle-time: " + Durations.format(maxIdleTime) + " (expected: > 0s)");
 		}
 	}

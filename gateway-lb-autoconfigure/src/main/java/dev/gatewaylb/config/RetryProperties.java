@@ -2,10 +2,10 @@ package dev.gatewaylb.config;
 
 import java.util.List;
 
-import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Retries of failed attempts on other endpoints.
+ * Retries of failed attempts on other endpoints; a key that is not set is {@code null}.
  *
  * @param attempts Extra attempts after the first, each a fresh pick that avoids the
  * endpoints already tried. 0 turns retries off.
@@ -15,25 +15,26 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param budgetPercent Retries allowed as a share of requests, over a 10 s window.
  * @param budgetMinPerSecond Retries allowed per second whatever the traffic.
  */
-public record RetryProperties(@DefaultValue("1") int attempts, @DefaultValue( {
-		"502", "503", "504" }) List<Integer> onStatuses, @DefaultValue("20") int budgetPercent,
-		@DefaultValue("10") int budgetMinPerSecond){
+public record RetryProperties(@Nullable Integer attempts, @Nullable List<Integer> onStatuses,
+		@Nullable Integer budgetPercent, @Nullable Integer budgetMinPerSecond) {
 
 	public RetryProperties {
-		onStatuses = List.copyOf(onStatuses);
-		if (attempts < 0) {
+		if (attempts != null && attempts < 0) {
 			throw new IllegalArgumentException("attempts: " + attempts + " (expected: >= 0)");
 		}
-		for (Integer status : onStatuses) {
-			if (status == null || status < 100 || status > 599) {
-				throw new IllegalArgumentException(
-						"on-statuses: " + status + " (expected: an HTTP status, 100 to 599)");
+		if (onStatuses != null) {
+			for (Integer status : onStatuses) {
+				if (status == null || status < 100 || status > 599) {
+					throw new IllegalArgumentException(
+							"on-statuses: " + status + " (expected: an HTTP status, 100 to 599)");
+				}
 			}
+			onStatuses = List.copyOf(onStatuses);
 		}
-		if (budgetPercent < 0) {
+		if (budgetPercent != null && budgetPercent < 0) {
 			throw new IllegalArgumentException("budget-percent: " + budgetPercent + " (expected: >= 0)");
 		}
-		if (budgetMinPerSecond < 0) {
+		if (budgetMinPerSecond != null && budgetMinPerSecond < 0) {
 			throw new IllegalArgumentException("budget-min-per-second: " + budgetMinPerSecond + " (expected: >= 0)");
 		}
 	}

@@ -3,13 +3,15 @@ package dev.gatewaylb.config;
 import java.time.Duration;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
-import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Balancing settings of one service, or of every service under {@code defaults}. A key
- * set under {@code services.<id>} wins over the same key under {@code defaults}, one key
- * at a time.
+ * Balancing settings of one service, or of every service under {@code defaults}, as
+ * written: a key that is not set is {@code null}. A key set under {@code services.<id>}
+ * wins over the same key under {@code defaults}, one key at a time; a key set in neither
+ * place takes its built-in default.
  *
  * @param algorithm Balancing algorithm.
  * @param slowStart Ramp window of an endpoint that joins a serving set: its share grows
@@ -24,14 +26,19 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param health Health checking of the endpoints.
  * @param retry Retries on other endpoints.
  */
-public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm algorithm,
-		@DefaultValue("0s") Duration slowStart, @DefaultValue("client-ip") String hashKey,
-		@DefaultValue @NestedConfigurationProperty PeakEwmaProperties peakEwma,
-		@DefaultValue @NestedConfigurationProperty PoolProperties pool,
-		@DefaultValue @NestedConfigurationProperty TimeoutProperties timeouts,
-		@DefaultValue @NestedConfigurationProperty TlsProperties tls, @DefaultValue("false") boolean http2,
-		@DefaultValue @NestedConfigurationProperty HealthProperties health,
-		@DefaultValue @NestedConfigurationProperty RetryProperties retry) {
+public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
+		@Nullable String hashKey, @NestedConfigurationProperty @Nullable PeakEwmaProperties peakEwma,
+		@NestedConfigurationProperty @Nullable PoolProperties pool,
+		@NestedConfigurationProperty @Nullable TimeoutProperties timeouts,
+		@NestedConfigurationProperty @Nullable TlsProperties tls, @Nullable Boolean http2,
+		@NestedConfigurationProperty @Nullable HealthProperties health,
+		@NestedConfigurationProperty @Nullable RetryProperties retry) {
+
+	/**
+	 * A layer that sets no key.
+	 */
+	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
+			null, null);
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.
@@ -41,10 +48,10 @@ public record ServiceProperties(@DefaultValue("round-robin") BalancingAlgorithm 
 	private static final Pattern HASH_KEY = Pattern.compile("client-ip|(header|cookie):" + TOKEN.pattern());
 
 	public ServiceProperties {
-		if (slowStart.isNegative()) {
+		if (slowStart != null && slowStart.isNegative()) {
 			throw new IllegalArgumentException("slow-start: " + Durations.format(slowStart) + " (expected: >= 0s)");
 		}
-		if (!HASH_KEY.matcher(hashKey).matches()) {
+		if (hashKey != null && !HASH_KEY.matcher(hashKey).matches()) {
 			throw new IllegalArgumentException(
 					"hash-key: '" + hashKey + "' (expected: client-ip, header:NAME or cookie:NAME)");
 		}

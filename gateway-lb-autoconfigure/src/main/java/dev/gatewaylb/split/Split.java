@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.gatewaylb.balance.StableHash;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A compiled traffic split: one weighted choice among target services, stateless and
@@ -18,7 +19,8 @@ import dev.gatewaylb.balance.StableHash;
  * Keeping the total constant bounds what a weight change moves: 95/5 to 90/10 moves
  * exactly the keys of slots 90 to 94, from stable to canary, and no other; 100/0 to 0/100
  * moves every key. Changing the total changes the modulus and reshuffles every key: 95/5
- * to 95/10 sends some canary sessions back to stable. Immutable and thread-safe.
+ * to 95/10 sends some canary sessions back to stable. Immutable and thread-safe; two
+ * splits are equal when their names and targets, in order, are.
  */
 public final class Split {
 
@@ -124,6 +126,22 @@ public final class Split {
 			i++;
 		}
 		return i;
+	}
+
+	@Override
+	public boolean equals(@Nullable Object other) {
+		// The cumulative weights derive from the targets.
+		return other instanceof Split that && this.name.equals(that.name) && this.targets.equals(that.targets);
+	}
+
+	@Override
+	public int hashCode() {
+		return 31 * this.name.hashCode() + this.targets.hashCode();
+	}
+
+	@Override
+	public String toString() {
+		return "Split[name=" + this.name + ", targets=" + this.targets + "]";
 	}
 
 	/**

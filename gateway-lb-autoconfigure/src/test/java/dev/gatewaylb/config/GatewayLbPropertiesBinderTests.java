@@ -2,6 +2,7 @@ package dev.gatewaylb.config;
 
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -18,45 +19,38 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 class GatewayLbPropertiesBinderTests {
 
 	@Test
-	void bindsTheDefaultsWhenNothingIsSet() {
+	void bindsNoServiceKeyWhenNothingIsSet() {
 		GatewayLbProperties properties = bind(Map.of());
 		assertThat(properties.enabled()).isTrue();
-		assertThat(properties.defaults().algorithm()).isEqualTo(BalancingAlgorithm.ROUND_ROBIN);
-		assertThat(properties.defaults().slowStart()).isZero();
-		assertThat(properties.defaults().hashKey()).isEqualTo("client-ip");
-		assertThat(properties.defaults().peakEwma().decay()).isEqualTo(Duration.ofSeconds(10));
+		assertThat(properties.defaults()).isEqualTo(ServiceProperties.NONE);
 		assertThat(properties.services()).isEmpty();
+		assertThat(properties.splits()).isEmpty();
 		assertThat(properties.trustedProxies()).isEmpty();
 	}
 
 	@Test
-	void mergesEachServiceOverTheDefaultsOneKeyAtATime() {
+	void bindsEachServiceWithOnlyTheKeysItSets() {
 		GatewayLbProperties properties = bind(Map.of("gateway.lb.defaults.algorithm", "least-requests",
-				"gateway.lb.defaults.slow-start", "30s", "gateway.lb.defaults.peak-ewma.decay", "2s",
-				"gateway.lb.services.catalog.algorithm", "peak-ewma", "gateway.lb.services.orders.hash-key",
-				"header:X-User", "gateway.lb.services.orders.algorithm", "consistent-hash"));
-		ServiceProperties catalog = properties.services().get("catalog");
-		assertThat(catalog.algorithm()).isEqualTo(BalancingAlgorithm.PEAK_EWMA);
-		assertThat(catalog.slowStart()).isEqualTo(Duration.ofSeconds(30));
-		assertThat(catalog.peakEwma().decay()).isEqualTo(Duration.ofSeconds(2));
-		assertThat(catalog.hashKey()).isEqualTo("client-ip");
-		ServiceProperties orders = properties.services().get("orders");
-		assertThat(orders.algorithm()).isEqualTo(BalancingAlgorithm.CONSISTENT_HASH);
-		assertThat(orders.hashKey()).isEqualTo("header:X-User");
-		assertThat(orders.slowStart()).isEqualTo(Duration.ofSeconds(30));
+				"gateway.lb.defaults.pool.max-pending", "7", "gateway.lb.services.catalog.algorithm", "peak-ewma",
+				"gateway.lb.services.catalog.pool.max-connections", "3",
+				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
+		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
+				null, new PoolProperties(null, 7, null, null), null, null, null, null, null));
+		assertThat(properties.services()).containsOnlyKeys("catalog");
+		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
+				null, null, null, new PoolProperties(3, null, null, null), null, null, null,
+				new HealthProperties(new HealthProperties.Passive(null, Duration.ofSeconds(30), null), null), null));
 	}
 
 	@Test
-	void keepsTheSettingsOfServiceKeysInAnySpelling() {
-		GatewayLbProperties properties = bind(Map.of("gateway.lb.defaults.slow-start", "7s",
-				"gateway.lb.services.CATALOG.algorithm", "least-requests", "gateway.lb.services.my_svc.algorithm",
-				"power-of-two-choices", "gateway.lb.services[a.b].algorithm", "peak-ewma"));
+	void keepsServiceKeysInAnySpelling() {
+		GatewayLbProperties properties = bind(Map.of("gateway.lb.services.CATALOG.algorithm", "least-requests",
+				"gateway.lb.services.my_svc.algorithm", "power-of-two-choices", "gateway.lb.services[a.b].algorithm",
+				"peak-ewma"));
 		assertThat(properties.services()).containsOnlyKeys("CATALOG", "my_svc", "a.b");
 		assertThat(properties.services().get("CATALOG").algorithm()).isEqualTo(BalancingAlgorithm.LEAST_REQUESTS);
 		assertThat(properties.services().get("my_svc").algorithm()).isEqualTo(BalancingAlgorithm.POWER_OF_TWO_CHOICES);
 		assertThat(properties.services().get("a.b").algorithm()).isEqualTo(BalancingAlgorithm.PEAK_EWMA);
-		assertThat(properties.services().values())
-			.allSatisfy((service) -> assertThat(service.slowStart()).isEqualTo(Duration.ofSeconds(7)));
 	}
 
 	@ParameterizedTest(name = "{0}={1}")
@@ -77,6 +71,34 @@ class GatewayLbPropertiesBinderTests {
 				assertThat(ex.getName()).hasToString(reported);
 				assertThat(fullMessage(ex)).contains(value);
 			});
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					gateway.lb.defaults.health.passive.consecutive-failures         | -1     | gateway.lb.defaults.health.passive         | consecutive-failures: -1 (expected: >= 0)
+					gateway.lb.services.catalog.health.passive.base-ejection-time   | 0s     | gateway.lb.services.catalog.health.passive | base-ejection-time: 0s (expected: > 0s)
+					gateway.lb.services.catalog.health.passive.max-ejection-percent | 101    | gateway.lb.services.catalog.health.passive | max-ejection-percent: 101 (expected: 0 to 100)
+					gateway.lb.defaults.health.active.path                          | health | gateway.lb.defaults.health.active          | path: 'health' (expected: a path starting with /)
+					gateway.lb.services.catalog.health.active.interval              | -10s   | gateway.lb.services.catalog.health.active  | interval: -10s (expected: > 0s)
+					gateway.lb.defaults.health.active.timeout                       | 0ms    | gateway.lb.defaults.health.active          | timeout: 0s (expected: > 0s)
+					gateway.lb.services.catalog.retry.attempts                      | -1     | gateway.lb.services.catalog.retry          | attempts: -1 (expected: >= 0)
+					gateway.lb.defaults.retry.on-statuses                           | 99     | gateway.lb.defaults.retry                  | on-statuses: 99 (expected: an HTTP status, 100 to 599)
+					gateway.lb.services.catalog.retry.on-statuses[1]                | 600    | gateway.lb.services.catalog.retry          | on-statuses: 600 (expected: an HTTP status, 100 to 599)
+					gateway.lb.defaults.retry.budget-percent                        | -5     | gateway.lb.defaults.retry                  | budget-percent: -5 (expected: >= 0)
+					gateway.lb.services.catalog.retry.budget-min-per-second         | -1     | gateway.lb.services.catalog.retry          | budget-min-per-second: -1 (expected: >= 0)
+					gateway.lb.splits.shop.override-header                          | X Test | gateway.lb.splits.shop                     | override-header: 'X Test' (expected: a header name)
+					""")
+	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,
+			String expectation) {
+		Map<String, Object> values = new HashMap<>(Map.of(property, value));
+		if (property.endsWith("[1]")) {
+			values.put(property.replace("[1]", "[0]"), "503");
+		}
+		assertThatExceptionOfType(BindException.class).isThrownBy(() -> bind(values)).satisfies((ex) -> {
+			assertThat(ex.getName()).hasToString(reported);
+			assertThat(fullMessage(ex)).contains(expectation);
+		});
 	}
 
 	@Test

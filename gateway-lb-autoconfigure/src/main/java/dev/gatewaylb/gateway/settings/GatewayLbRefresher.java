@@ -1,6 +1,5 @@
 package dev.gatewaylb.gateway.settings;
 
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -11,9 +10,9 @@ import org.springframework.core.env.Environment;
 /**
  * Re-binds {@code gateway.lb} when Spring Cloud reports changed keys under it
  * ({@code /actuator/refresh}, Spring Cloud Bus, or any {@link EnvironmentChangeEvent}),
- * and puts the result in force if it is valid. An invalid result is rejected whole: the
- * previous settings keep serving, and the error is logged once and kept as the live
- * settings' last error.
+ * and puts the result in force if it is valid and differs from the settings in force. An
+ * invalid result is rejected whole: the previous settings keep serving, and the error is
+ * logged once and kept as the live settings' last error.
  * <p>
  * Records bound through their constructor are not re-bound in place by Spring Cloud's
  * rebinder, hence this listener.
@@ -46,13 +45,16 @@ public final class GatewayLbRefresher implements ApplicationListener<Environment
 	}
 
 	/**
-	 * Re-binds {@code gateway.lb} now.
-	 * @return whether the new settings were put in force
+	 * Re-binds {@code gateway.lb} now, through {@link GatewayLbSettings#bind}, the entry
+	 * point start-up uses too.
+	 * @return whether the refresh was valid: {@code false} when it was rejected and the
+	 * previous settings stay in force, {@code true} when its settings are in force,
+	 * whether or not they differ from the previous ones
 	 */
 	public boolean refresh() {
 		GatewayLbSettings next;
 		try {
-			next = GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(this.environment));
+			next = GatewayLbSettings.bind(this.environment);
 		}
 		catch (RuntimeException ex) {
 			String error = describe(ex);
@@ -62,8 +64,13 @@ public final class GatewayLbRefresher implements ApplicationListener<Environment
 			this.settings.reject(error);
 			return false;
 		}
-		this.settings.apply(next);
-		logger.info("Applied a refresh of gateway.lb (generation " + this.settings.generation() + ")");
+		if (this.settings.apply(next)) {
+			logger.info("Applied a refresh of gateway.lb (generation " + this.settings.generation() + ")");
+		}
+		else {
+			logger.info("A refresh of gateway.lb left the settings unchanged (generation " + this.settings.generation()
+					+ ")");
+		}
 		return true;
 	}
 

@@ -56,13 +56,25 @@ public final class LiveSettings {
 	}
 
 	/**
-	 * Puts new settings in force and clears the last error.
+	 * Puts new settings in force and clears the last error. Settings equal to those in
+	 * force change nothing but the last error: the generation stays, no listener is
+	 * called, and the refresh does not count as applied, so balancers and pools are not
+	 * rebuilt for a refresh that changed nothing.
 	 * @param settings the settings
+	 * @return whether the settings differ from those in force and were put in force
 	 */
-	public synchronized void apply(GatewayLbSettings settings) {
-		this.state = new State(Objects.requireNonNull(settings, "settings"), this.state.generation + 1, null);
+	public synchronized boolean apply(GatewayLbSettings settings) {
+		Objects.requireNonNull(settings, "settings");
+		if (settings.equals(this.state.settings)) {
+			if (this.state.lastError != null) {
+				this.state = new State(this.state.settings, this.state.generation, null);
+			}
+			return false;
+		}
+		this.state = new State(settings, this.state.generation + 1, null);
 		this.applied.incrementAndGet();
 		this.listeners.forEach((listener) -> listener.accept(settings));
+		return true;
 	}
 
 	/**

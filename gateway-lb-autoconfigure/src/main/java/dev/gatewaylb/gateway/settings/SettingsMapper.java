@@ -1,0 +1,241 @@
+package dev.gatewaylb.gateway.settings;
+
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.config.BalancingAlgorithm;
+import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.config.HealthProperties;
+import dev.gatewaylb.config.HealthProperties.Active;
+import dev.gatewaylb.config.HealthProperties.Passive;
+import dev.gatewaylb.config.PeakEwmaProperties;
+import dev.gatewaylb.config.PoolProperties;
+import dev.gatewaylb.config.RetryProperties;
+import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.config.SplitProperties;
+import dev.gatewaylb.config.StickyProperties;
+import dev.gatewaylb.config.TimeoutProperties;
+import dev.gatewaylb.config.TlsProperties;
+import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.split.Split;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+
+/**
+ * Maps the bound {@code gateway.lb} properties to {@link GatewayLbSettings}: resolves
+ * each service's keys over {@code defaults} and the {@link #BUILT_IN_DEFAULTS built-in
+ * defaults}, and checks the rules that span keys or need I/O. Pure apart from reading
+ * {@code tls.trusted-ca} bundles; stateless and thread-safe.
+ */
+final class SettingsMapper {
+
+	static final String DEFAULTS_PATH = "gateway.lb.defaults";
+
+	/**
+	 * The value of every key that neither a service nor {@code defaults} sets: the one
+	 * place the built-in defaults live. The configuration metadata shows the same values
+	 * (a test keeps them equal).
+	 */
+	static final ServiceProperties BUILT_IN_DEFAULTS = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN,
+			Duration.ZERO, "client-ip", new PeakEwmaProperties(Duration.ofSeconds(10)),
+			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
+			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO), new TlsProperties(""),
+			false,
+			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50),
+					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
+			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
+
+	private static final Function<ServiceProperties, @Nullable PoolProperties> POOL = ServiceProperties::pool;
+
+	private static final Function<ServiceProperties, @Nullable TimeoutProperties> TIMEOUTS = ServiceProperties::timeouts;
+
+	private static final Function<ServiceProperties, @Nullable RetryProperties> RETRY = ServiceProperties::retry;
+
+	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
+			HealthProperties::passive);
+
+	private static final Function<ServiceProperties, @Nullable Active> ACTIVE = in(ServiceProperties::health,
+			HealthProperties::active);
+
+	private static final Function<ServiceProperties, @Nullable String> TRUSTED_CA = in(ServiceProperties::tls,
+			TlsProperties::trustedCa);
+
+	private SettingsMapper() {
+	}
+
+	/**
+	 * Maps bound properties to runtime settings.
+	 * @param properties the properties as written
+	 * @return the settings
+	 * @throws InvalidConfigurationPropertyValueException naming the property when a
+	 * trusted CA bundle cannot be read, a split has no positive weight, targets another
+	 * split, or shares its name with a service entry
+	 */
+	static GatewayLbSettings map(GatewayLbProperties properties) {
+		ServiceSettings defaults = resolve(DEFAULTS_PATH, properties.defaults(), ServiceProperties.NONE);
+		Map<String, ServiceSettings> services = new HashMap<>();
+		properties.services()
+			.forEach((id, service) -> services.put(normalize(id),
+					resolve(path("gateway.lb.services", id), service, properties.defaults())));
+		Map<String, SplitSettings> splits = new HashMap<>();
+		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
+		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies());
+	}
+
+	/**
+	 * Resolves the settings of one service: each key from {@code service} if it sets it,
+	 * else from {@code defaults} if it sets it, else its built-in default. A list is one
+	 * key, taken whole from the first layer that sets it.
+	 * @param path the property path of {@code service}, such as
+	 * {@code gateway.lb.services.catalog}, for messages
+	 * @param service the keys the service sets
+	 * @param defaults the keys {@code gateway.lb.defaults} sets
+	 * @return the settings
+	 * @throws InvalidConfigurationPropertyValueException naming the property of the layer
+	 * the value came from when {@code tls.trusted-ca} cannot be read or holds no
+	 * certificate
+	 */
+	static ServiceSettings resolve(String path, ServiceProperties service, ServiceProperties defaults) {
+		Layers layers = new Layers(path, service, defaults);
+		BalancerSettings balancer = new BalancerSettings(algorithm(layers.get(ServiceProperties::algorithm)),
+				layers.get(ServiceProperties::slowStart).toNanos(),
+				layers.get(in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos());
+		HealthSettings health = new HealthSettings(
+				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
+						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
+						layers.get(in(PASSIVE, Passive::maxEjectionPercent))),
+				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
+						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))));
+		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),
+				Set.copyOf(layers.get(in(RETRY, RetryProperties::onStatuses))),
+				layers.get(in(RETRY, RetryProperties::budgetPercent)),
+				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
+		return new ServiceSettings(balancer, HashKey.parse(layers.get(ServiceProperties::hashKey)), upstream(layers),
+				health, retry);
+	}
+
+	private static UpstreamSettings upstream(Layers layers) {
+		String trustedCa = layers.get(TRUSTED_CA);
+		List<X509Certificate> certificates = null;
+		if (!trustedCa.isBlank()) {
+			try {
+				certificates = UpstreamSettings.readCertificates(trustedCa.trim());
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidConfigurationPropertyValueException(layers.pathOf(TRUSTED_CA, "tls.trusted-ca"),
+						trustedCa, ex.getMessage());
+			}
+		}
+		return new UpstreamSettings(layers.get(in(POOL, PoolProperties::maxConnections)),
+				layers.get(in(POOL, PoolProperties::maxPending)), layers.get(in(POOL, PoolProperties::pendingTimeout)),
+				layers.get(in(POOL, PoolProperties::maxIdleTime)), layers.get(in(TIMEOUTS, TimeoutProperties::connect)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::response)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)), certificates,
+				layers.get(ServiceProperties::http2));
+	}
+
+	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {
+		String key = path("gateway.lb.splits", name);
+		if (properties.services().keySet().stream().anyMatch(name::equalsIgnoreCase)) {
+			throw new InvalidConfigurationPropertyValueException(key, name,
+					"a split cannot share its name with an entry of gateway.lb.services");
+		}
+		List<Split.Target> targets = new ArrayList<>();
+		split.targets().forEach((service, weight) -> {
+			if (properties.splits().keySet().stream().anyMatch(service::equalsIgnoreCase)) {
+				throw new InvalidConfigurationPropertyValueException(key + ".targets." + service, service,
+						"a split cannot target another split");
+			}
+			targets.add(new Split.Target(service, weight));
+		});
+		Split compiled;
+		try {
+			compiled = Split.of(name, targets);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidConfigurationPropertyValueException(key + ".targets", split.targets(),
+					"expected: targets whose weights sum to more than 0");
+		}
+		StickyProperties sticky = split.sticky();
+		SplitSettings.StickyCookie cookie = (sticky != null)
+				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
+						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
+				: null;
+		return new SplitSettings(compiled, cookie, split.overrideHeader());
+	}
+
+	static Algorithm algorithm(BalancingAlgorithm algorithm) {
+		return switch (algorithm) {
+			case ROUND_ROBIN -> Algorithm.ROUND_ROBIN;
+			case LEAST_REQUESTS -> Algorithm.LEAST_REQUESTS;
+			case POWER_OF_TWO_CHOICES -> Algorithm.POWER_OF_TWO_CHOICES;
+			case CONSISTENT_HASH -> Algorithm.CONSISTENT_HASH;
+			case PEAK_EWMA -> Algorithm.PEAK_EWMA;
+		};
+	}
+
+	static String normalize(String serviceId) {
+		// Returns the same instance when already lower case: no allocation per pick.
+		return serviceId.toLowerCase(Locale.ROOT);
+	}
+
+	/**
+	 * Returns the property path of a map entry the way Boot prints it: a key with a dot
+	 * in brackets, as a dot would otherwise read as nesting.
+	 */
+	private static String path(String map, String key) {
+		return (key.indexOf('.') >= 0) ? map + "[" + key + "]" : map + "." + key;
+	}
+
+	/**
+	 * Returns a key nested in a group, {@code null} when the layer does not set the
+	 * group.
+	 */
+	private static <G, T> Function<ServiceProperties, @Nullable T> in(Function<ServiceProperties, @Nullable G> group,
+			Function<G, @Nullable T> key) {
+		return (layer) -> {
+			G value = group.apply(layer);
+			return (value != null) ? key.apply(value) : null;
+		};
+	}
+
+	/**
+	 * The layers a service's keys come from, most specific first; the built-in defaults
+	 * come last and set every key.
+	 */
+	private record Layers(String path, ServiceProperties service, ServiceProperties defaults) {
+
+		<T> T get(Function<ServiceProperties, @Nullable T> key) {
+			T value = key.apply(this.service);
+			if (value == null) {
+				value = key.apply(this.defaults);
+			}
+			if (value == null) {
+				value = key.apply(BUILT_IN_DEFAULTS);
+			}
+			return Objects.requireNonNull(value, "a key without a built-in default");
+		}
+
+		/**
+		 * Returns the full property path of {@code name} in the layer its value comes
+		 * from; the built-in defaults are reported as {@code defaults}, where a user
+		 * would change them.
+		 */
+		String pathOf(Function<ServiceProperties, ?> key, String name) {
+			return ((key.apply(this.service) != null) ? this.path : DEFAULTS_PATH) + "." + name;
+		}
+
+	}
+
+}

@@ -1,0 +1,234 @@
+package dev.gatewaylb.gateway.settings;
+
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.Function;
+
+import dev.gatewaylb.balance.Algorithm;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Binds random subsets of valid keys, each set under {@code defaults}, under a service,
+ * under both or nowhere, through {@link GatewayLbSettings#bind}, and checks that binding
+ * succeeds and that every resolved value is the one of the layer that wins: the
+ * service's, else the defaults', else the built-in default.
+ */
+class SettingsLayersPropertyTests {
+
+	private static final long SEED = 20250611L;
+
+	private static final int ITERATIONS = 300;
+
+	private static final String NONE = "none";
+
+	/**
+	 * Every leaf key of a service: its built-in value, then valid values as written and
+	 * as resolved. A list value is written comma-separated.
+	 */
+	private static final List<Key> CATALOGUE = List.of(
+			key("algorithm", (s) -> s.balancer().algorithm(), Algorithm.ROUND_ROBIN, "least-requests",
+					Algorithm.LEAST_REQUESTS, "peak-ewma", Algorithm.PEAK_EWMA, "CONSISTENT_HASH",
+					Algorithm.CONSISTENT_HASH, "power-of-two-choices", Algorithm.POWER_OF_TWO_CHOICES, "round-robin",
+					Algorithm.ROUND_ROBIN),
+			key("slow-start", (s) -> Duration.ofNanos(s.balancer().slowStartNanos()), Duration.ZERO, "30s",
+					Duration.ofSeconds(30), "1m", Duration.ofMinutes(1), "250ms", Duration.ofMillis(250)),
+			key("hash-key", ServiceSettings::hashKey, HashKey.CLIENT_IP, "header:X-User",
+					new HashKey(HashKey.Source.HEADER, "X-User"), "cookie:session",
+					new HashKey(HashKey.Source.COOKIE, "session"), "client-ip", HashKey.CLIENT_IP),
+			key("peak-ewma.decay", (s) -> Duration.ofNanos(s.balancer().ewmaDecayNanos()), Duration.ofSeconds(10), "2s",
+					Duration.ofSeconds(2), "PT1M", Duration.ofMinutes(1)),
+			key("pool.max-connections", (s) -> s.upstream().maxConnections(), 256, "1", 1, "64", 64),
+			key("pool.max-pending", (s) -> s.upstream().maxPending(), 256, "1", 1, "1000", 1000),
+			key("pool.pending-timeout", (s) -> s.upstream().pendingTimeout(), Duration.ofSeconds(5), "0s",
+					Duration.ZERO, "250ms", Duration.ofMillis(250)),
+			key("pool.max-idle-time", (s) -> s.upstream().maxIdleTime(), Duration.ofSeconds(30), "10s",
+					Duration.ofSeconds(10), "2m", Duration.ofMinutes(2)),
+			key("timeouts.connect", (s) -> s.upstream().connectTimeout(), Duration.ofSeconds(5), "500ms",
+					Duration.ofMillis(500), "1s", Duration.ofSeconds(1)),
+			key("timeouts.response", (s) -> s.upstream().responseTimeout(), Duration.ofSeconds(30), "0s", Duration.ZERO,
+					"45s", Duration.ofSeconds(45)),
+			key("timeouts.body-idle", (s) -> s.upstream().bodyIdleTimeout(), Duration.ZERO, "100ms",
+					Duration.ofMillis(100), "5s", Duration.ofSeconds(5)),
+			key("tls.trusted-ca", (s) -> subject(s.upstream().trustedCa()), NONE, "classpath:tls/ca.pem",
+					"CN=gateway-lb test CA", "classpath:tls/server.pem", "CN=localhost", "", NONE),
+			key("http2", (s) -> s.upstream().http2(), false, "true", true, "false", false),
+			key("health.passive.consecutive-failures", (s) -> s.health().passive().consecutiveFailures(), 5, "0", 0,
+					"3", 3),
+			key("health.passive.base-ejection-time", (s) -> Duration.ofNanos(s.health().passive().baseEjectionNanos()),
+					Duration.ofSeconds(30), "1s", Duration.ofSeconds(1), "2m", Duration.ofMinutes(2), "30s",
+					Duration.ofSeconds(30)),
+			key("health.passive.max-ejection-percent", (s) -> s.health().passive().maxEjectionPercent(), 50, "0", 0,
+					"100", 100, "10", 10),
+			key("health.active.enabled", (s) -> s.health().active().enabled(), false, "true", true, "false", false),
+			key("health.active.path", (s) -> s.health().active().path(), "/actuator/health", "/health", "/health",
+					"/ping", "/ping"),
+			key("health.active.interval", (s) -> s.health().active().interval(), Duration.ofSeconds(10), "1s",
+					Duration.ofSeconds(1), "30s", Duration.ofSeconds(30)),
+			key("health.active.timeout", (s) -> s.health().active().timeout(), Duration.ofSeconds(2), "500ms",
+					Duration.ofMillis(500), "5s", Duration.ofSeconds(5)),
+			key("retry.attempts", (s) -> s.retry().attempts(), 1, "0", 0, "3", 3),
+			key("retry.on-statuses", (s) -> s.retry().onStatuses(), Set.of(502, 503, 504), "500,502", Set.of(500, 502),
+					"429", Set.of(429), "503,500,504", Set.of(500, 503, 504), "", Set.of()),
+			key("retry.budget-percent", (s) -> s.retry().budgetPercent(), 20, "0", 0, "50", 50),
+			key("retry.budget-min-per-second", (s) -> s.retry().budgetMinPerSecond(), 10, "0", 0, "100", 100));
+
+	private static final List<String> SERVICE_IDS = List.of("catalog", "Orders", "my_svc", "a.b");
+
+	@Test
+	void resolvesEveryKeyFromTheLayerThatWinsForRandomSubsetsOfValidKeys() {
+		Random random = new Random(SEED);
+		for (int iteration = 0; iteration < ITERATIONS; iteration++) {
+			Layers layers = Layers.draw(random);
+			String context = "seed " + SEED + ", iteration " + iteration + ", properties " + layers.properties;
+			GatewayLbSettings settings;
+			try {
+				settings = GatewayLbSettings.bind(environment(layers.properties));
+			}
+			catch (RuntimeException ex) {
+				throw new AssertionError("Binding failed with " + context, ex);
+			}
+			for (String id : SERVICE_IDS) {
+				for (Key key : CATALOGUE) {
+					Object expected = layers.expected(id, key);
+					assertThat(key.read.apply(settings.forService(id))).as("%s of %s, %s", key.name, id, context)
+						.isEqualTo(expected);
+					assertThat(key.read.apply(settings.forService(id.toUpperCase(Locale.ROOT))))
+						.as("%s of %s in upper case, %s", key.name, id, context)
+						.isEqualTo(expected);
+				}
+			}
+			for (Key key : CATALOGUE) {
+				assertThat(key.read.apply(settings.forService("unconfigured")))
+					.as("%s of a service without an entry, %s", key.name, context)
+					.isEqualTo(layers.expected(null, key));
+			}
+		}
+	}
+
+	@Test
+	void catalogueCoversEveryKeyWithTwoValuesAtLeast() throws Exception {
+		assertThat(CATALOGUE).extracting(Key::name)
+			.containsExactlyInAnyOrderElementsOf(BuiltInDefaultsTests.metadataDefaults().keySet());
+		assertThat(CATALOGUE).allSatisfy((key) -> assertThat(key.values).as(key.name).hasSizeGreaterThanOrEqualTo(2));
+	}
+
+	private static StandardEnvironment environment(Map<String, Object> properties) {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
+		return environment;
+	}
+
+	private static String subject(@Nullable List<X509Certificate> certificates) {
+		return (certificates != null) ? certificates.get(0).getSubjectX500Principal().getName() : NONE;
+	}
+
+	private static Key key(String name, Function<ServiceSettings, Object> read, Object builtIn,
+			Object... textsAndValues) {
+		List<Value> values = new ArrayList<>();
+		for (int i = 0; i < textsAndValues.length; i += 2) {
+			values.add(new Value((String) textsAndValues[i], textsAndValues[i + 1]));
+		}
+		return new Key(name, read, builtIn, values);
+	}
+
+	private record Key(String name, Function<ServiceSettings, Object> read, Object builtIn, List<Value> values) {
+
+	}
+
+	private record Value(String text, Object resolved) {
+
+	}
+
+	/**
+	 * One draw: which keys {@code defaults} and each service set, and the properties that
+	 * say so.
+	 */
+	private static final class Layers {
+
+		private final Map<String, Value> defaults = new LinkedHashMap<>();
+
+		private final Map<String, Map<String, Value>> services = new LinkedHashMap<>();
+
+		private final Map<String, Object> properties = new LinkedHashMap<>();
+
+		/**
+		 * Draws a density per layer so that both a lone key and nearly every key occur,
+		 * then, for each key, whether and with which value each layer sets it. A service
+		 * that sets a key the defaults set too gets another value, so the winner shows.
+		 */
+		static Layers draw(Random random) {
+			Layers layers = new Layers();
+			double defaultsDensity = density(random);
+			for (Key key : CATALOGUE) {
+				if (random.nextDouble() < defaultsDensity) {
+					Value value = key.values.get(random.nextInt(key.values.size()));
+					layers.defaults.put(key.name, value);
+					layers.write("gateway.lb.defaults." + key.name, value, random);
+				}
+			}
+			for (String id : SERVICE_IDS) {
+				double density = density(random);
+				Map<String, Value> service = new LinkedHashMap<>();
+				for (Key key : CATALOGUE) {
+					if (random.nextDouble() < density) {
+						List<Value> candidates = new ArrayList<>(key.values);
+						candidates.remove(layers.defaults.get(key.name));
+						Value value = candidates.get(random.nextInt(candidates.size()));
+						service.put(key.name, value);
+						layers.write(servicePrefix(id) + key.name, value, random);
+					}
+				}
+				layers.services.put(id, service);
+			}
+			return layers;
+		}
+
+		private static double density(Random random) {
+			// A quarter of the layers set nothing or a key or two.
+			return random.nextBoolean() ? random.nextDouble() : random.nextDouble() * 0.1;
+		}
+
+		Object expected(@Nullable String id, Key key) {
+			Value value = (id != null) ? this.services.get(id).get(key.name) : null;
+			if (value == null) {
+				value = this.defaults.get(key.name);
+			}
+			return (value != null) ? value.resolved : key.builtIn;
+		}
+
+		/**
+		 * Writes a value, a non-empty list either comma-separated or element by element,
+		 * as YAML would.
+		 */
+		private void write(String property, Value value, Random random) {
+			if (value.resolved instanceof Set<?> && !value.text.isEmpty() && random.nextBoolean()) {
+				String[] elements = value.text.split(",");
+				for (int i = 0; i < elements.length; i++) {
+					this.properties.put(property + "[" + i + "]", elements[i]);
+				}
+			}
+			else {
+				this.properties.put(property, value.text);
+			}
+		}
+
+		private static String servicePrefix(String id) {
+			return (id.indexOf('.') >= 0) ? "gateway.lb.services[" + id + "]." : "gateway.lb.services." + id + ".";
+		}
+
+	}
+
+}
