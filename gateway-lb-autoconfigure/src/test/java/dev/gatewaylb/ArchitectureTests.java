@@ -1,6 +1,9 @@
 package dev.gatewaylb;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import dev.gatewaylb.config.Cidr;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
@@ -53,6 +56,42 @@ class ArchitectureTests {
 			.resideInAnyPackage("dev.gatewaylb.balance..", "dev.gatewaylb.split..", "dev.gatewaylb.health..",
 					"dev.gatewaylb.gateway..", "dev.gatewaylb.actuate..", "dev.gatewaylb.autoconfigure..",
 					"org.springframework.cloud..", "reactor..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void onlyTheSettingsLayerReadsTheBindingRecords() {
+		// Cidr is a value (a parsed network), not a binding record: the runtime matches
+		// client addresses against it.
+		noClasses().that()
+			.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.gateway.settings..")
+			.should()
+			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb.config..")
+				.and(DescribedPredicate.not(JavaClass.Predicates.equivalentTo(Cidr.class))))
+			.check(CLASSES);
+	}
+
+	@Test
+	void theRequestPathLayersDependInwardOnly() {
+		// filter -> runtime -> upstream -> settings: never the reverse.
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.gateway.settings..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.runtime..",
+					"dev.gatewaylb.gateway.filter..")
+			.check(CLASSES);
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.gateway.upstream..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.gatewaylb.gateway.runtime..", "dev.gatewaylb.gateway.filter..")
+			.check(CLASSES);
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.gateway.runtime..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.gatewaylb.gateway.filter..")
 			.check(CLASSES);
 	}
 

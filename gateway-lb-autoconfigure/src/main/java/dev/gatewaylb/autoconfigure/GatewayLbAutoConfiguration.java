@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
-import dev.gatewaylb.config.GatewayLbProperties;
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
@@ -21,7 +19,6 @@ import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.settings.SimpleDiscoveryWeights;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.split.AffinityCookie;
 import reactor.netty.http.client.HttpClient;
@@ -77,9 +74,7 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		LiveSettings gatewayLbLiveSettings(Environment environment) {
-			GatewayLbProperties properties = GatewayLbPropertiesBinder.bind(environment);
-			SimpleDiscoveryWeights.validate(environment);
-			return new LiveSettings(GatewayLbSettings.from(properties));
+			return new LiveSettings(GatewayLbSettings.bind(environment));
 		}
 
 		@Configuration(proxyBeanMethods = false)

@@ -58,6 +58,12 @@ import org.springframework.web.util.UriComponentsBuilder;
  */
 public final class AttemptFilter implements GlobalFilter, Ordered {
 
+	/**
+	 * Most picks one exchange makes when pools close under it, a bound that only a
+	 * refresh storm could reach.
+	 */
+	static final int MAX_REPICKS = 4;
+
 	private final LiveSettings settings;
 
 	private final ServiceRuntimes runtimes;
@@ -207,14 +213,16 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 		ExchangeLease lease = attempt.lease();
 		ServiceRuntime runtime = attempt.runtime();
 		if (kind == Outcome.Kind.SATURATED) {
-			ServiceRuntime newer = this.runtimes.find(runtime.id());
-			if (newer != null && newer != runtime && newer.upstreamOrNull() != runtime.upstreamOrNull()) {
-				// The pool was replaced by a refresh as this request took it: the newer
-				// one
-				// has room for what never left the gateway, and no retry is spent on it.
-				lease.resolved(newer);
+			if (Outcome.isPoolClosing(error) && lease.attempts() <= MAX_REPICKS) {
+				// The pool closed as this request took it: its endpoint left discovery,
+				// or
+				// a refresh replaced the service's pools. Nothing left the gateway; pick
+				// again from the service as it is now, without spending a retry.
+				ServiceRuntime current = this.runtimes.find(runtime.id());
+				ServiceRuntime next = (current != null) ? current : runtime;
+				lease.resolved(next);
 				ServerWebExchangeUtils.reset(lease.exchange());
-				return attempt(lease, newer);
+				return attempt(lease, next);
 			}
 			runtime.counters().saturated().increment();
 		}

@@ -82,6 +82,13 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	 */
 	static final Duration RETIRE_CHECK = Duration.ofSeconds(1);
 
+	/**
+	 * How long the pools of an endpoint that left discovery stay open: requests that
+	 * picked it just before it left still get their connection, and an endpoint that
+	 * comes back at once keeps its connections.
+	 */
+	static final Duration DEPARTED_GRACE = Duration.ofSeconds(2);
+
 	private static final Log logger = LogFactory.getLog(ServiceRuntimes.class);
 
 	private final LiveSettings settings;
@@ -106,6 +113,8 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	private final Set<String> reportedWeights = ConcurrentHashMap.newKeySet();
 
 	private volatile @Nullable ScheduledFuture<?> polling;
+
+	private volatile boolean stopped;
 
 	/**
 	 * Creates the registry; nothing runs until {@link #start()}.
@@ -156,7 +165,9 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	 */
 	public @Nullable ServiceRuntime find(String serviceId) {
 		Slot slot = slot(serviceId);
-		return (slot != null) ? slot.runtime : null;
+		// Ready once discovery's first answer is applied: a request never meets a
+		// service whose endpoints are not known yet.
+		return (slot != null && slot.ready.isDone()) ? slot.runtime : null;
 	}
 
 	/**
@@ -333,6 +344,26 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		run(this::pollAll);
 	}
 
+	/**
+	 * Waits until the runtime thread has run every task given to it so far, and the tasks
+	 * those gave it in turn: for tests.
+	 */
+	void sync() {
+		for (int i = 0; i < 3; i++) {
+			try {
+				this.thread.submit(() -> {
+				}).get(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+	}
+
 	@Override
 	public void start() {
 		this.settings.onApply((applied) -> run(() -> settingsApplied(applied)));
@@ -347,7 +378,16 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			polling.cancel(false);
 		}
 		this.polling = null;
+		this.stopped = true;
 		this.thread.shutdownNow();
+		try {
+			// A task that is creating a service's Spring Cloud LoadBalancer context must
+			// not outlive the application context it asks for beans.
+			this.thread.awaitTermination(5, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 		for (Slot slot : distinctSlots()) {
 			ServiceRuntime runtime = slot.runtime;
 			if (runtime != null && runtime.upstreamOrNull() != null) {
@@ -364,6 +404,9 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	private void run(Runnable task) {
 		try {
 			this.thread.execute(() -> {
+				if (this.stopped) {
+					return;
+				}
 				try {
 					task.run();
 				}
@@ -522,18 +565,57 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			members.add(Member.of(instance, weight(slot.id, instance)));
 		}
 		Membership next = Membership.of(members);
+		if (next.members().isEmpty() && !slot.membership.members().isEmpty() && !emptyConfirmed(slot)) {
+			return;
+		}
+		slot.emptySinceNanos = 0;
 		if (slot.membership.differsFrom(next)) {
 			List<Member> departed = slot.membership.departedIn(next);
 			Snapshot<Member> before = runtime.snapshot();
 			Snapshot<Member> after = runtime.balancer().update(next.members());
 			slot.membership = next;
 			publish(runtime, before, after);
-			Upstream upstream = runtime.upstreamOrNull();
-			if (upstream != null) {
-				departed.forEach((member) -> upstream.endpointLeft(member.host(), member.port()));
+			if (!departed.isEmpty()) {
+				this.thread.schedule(() -> closeDeparted(slot, departed), DEPARTED_GRACE.toMillis(),
+						TimeUnit.MILLISECONDS);
 			}
 		}
 		slot.ready.complete(runtime);
+	}
+
+	/**
+	 * Closes the pools of endpoints that left a service and have not come back.
+	 */
+	private void closeDeparted(Slot slot, List<Member> departed) {
+		ServiceRuntime runtime = slot.runtime;
+		Upstream upstream = (runtime != null) ? runtime.upstreamOrNull() : null;
+		if (upstream == null) {
+			return;
+		}
+		Set<String> present = new java.util.HashSet<>();
+		slot.membership.members().forEach((member) -> present.add(member.endpoint().address()));
+		for (Member member : departed) {
+			if (!present.contains(member.endpoint().address())) {
+				upstream.endpointLeft(member.host(), member.port());
+			}
+		}
+	}
+
+	/**
+	 * Returns whether a service that had endpoints has now been listed with none for long
+	 * enough to believe it. Discovery can list a service empty for an instant that is not
+	 * the truth: Spring Cloud re-binds the simple discovery client's properties in place
+	 * on refresh, and a read in between sees none. Dropping every endpoint on such a read
+	 * would answer 503 to every request until the next poll, so an empty list is applied
+	 * only when a poll at least one interval later says so again.
+	 */
+	private boolean emptyConfirmed(Slot slot) {
+		long now = this.nanoClock.getAsLong();
+		if (slot.emptySinceNanos == 0) {
+			slot.emptySinceNanos = now;
+			return false;
+		}
+		return now - slot.emptySinceNanos >= POLL_INTERVAL.toNanos();
 	}
 
 	private int weight(String serviceId, ServiceInstance instance) {
@@ -595,6 +677,11 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		Membership membership = Membership.EMPTY;
 
 		boolean polling;
+
+		/**
+		 * When a poll first listed the service empty after it had endpoints; 0 when not.
+		 */
+		long emptySinceNanos;
 
 		@Nullable String lastPollError;
 

@@ -245,6 +245,16 @@ public final class Outcome {
 	}
 
 	/**
+	 * Returns whether {@code error} is a pool's refusal because it is closing: its
+	 * endpoint left discovery, or a refresh replaced the service's pools.
+	 * @param error the error
+	 * @return whether the pool was closing
+	 */
+	public static boolean isPoolClosing(Throwable error) {
+		return causedBy(error, PoolShutdownException.class);
+	}
+
+	/**
 	 * Returns whether {@code error} says the connection broke: an I/O error, Reactor
 	 * Netty's aborted connection, or a closed channel.
 	 */

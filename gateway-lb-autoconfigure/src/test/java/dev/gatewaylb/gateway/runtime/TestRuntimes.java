@@ -32,11 +32,12 @@ public final class TestRuntimes implements AutoCloseable {
 
 	public final ServiceRuntimes runtimes;
 
+	public final LiveSettings settings;
+
 	public TestRuntimes(Map<String, Object> properties) {
 		StandardEnvironment environment = new StandardEnvironment();
 		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
-		LiveSettings settings = new LiveSettings(
-				GatewayLbSettings.from(dev.gatewaylb.config.GatewayLbPropertiesBinder.bind(environment)));
+		this.settings = new LiveSettings(GatewayLbSettings.bind(environment));
 		InstanceSource source = new InstanceSource() {
 
 			@Override
@@ -50,8 +51,8 @@ public final class TestRuntimes implements AutoCloseable {
 			}
 
 		};
-		this.runtimes = new ServiceRuntimes(settings, source, new Upstreams((provider) -> HttpClient.create(provider)),
-				this.clock::get, () -> this.random);
+		this.runtimes = new ServiceRuntimes(this.settings, source,
+				new Upstreams((provider) -> HttpClient.create(provider)), this.clock::get, () -> this.random);
 		this.runtimes.start();
 	}
 
@@ -60,6 +61,25 @@ public final class TestRuntimes implements AutoCloseable {
 	 */
 	public ServiceRuntime runtime(String serviceId) {
 		return this.runtimes.whenReady(serviceId).block(Duration.ofSeconds(10));
+	}
+
+	/**
+	 * Puts the settings of {@code properties} in force, as a refresh would, and waits
+	 * until the runtimes applied them.
+	 */
+	public void refresh(Map<String, Object> properties) {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
+		this.settings.apply(GatewayLbSettings.bind(environment));
+		this.runtimes.sync();
+	}
+
+	/**
+	 * Reads every service's instances again and waits until the result is applied.
+	 */
+	public void poll() {
+		this.runtimes.pollNow();
+		this.runtimes.sync();
 	}
 
 	/**

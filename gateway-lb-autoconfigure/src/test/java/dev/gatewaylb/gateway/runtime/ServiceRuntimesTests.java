@@ -1,0 +1,178 @@
+package dev.gatewaylb.gateway.runtime;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import dev.gatewaylb.balance.Snapshot;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+import static dev.gatewaylb.gateway.runtime.TestRuntimes.instance;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ServiceRuntimesTests {
+
+	private TestRuntimes fixture = new TestRuntimes(Map.of());
+
+	@AfterEach
+	void stop() {
+		this.fixture.close();
+	}
+
+	@Test
+	void resolvesAServiceToOneRuntimeInAnySpelling() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime runtime = this.fixture.runtime("Catalog");
+		assertThat(this.fixture.runtimes.find("catalog")).isSameAs(runtime);
+		assertThat(this.fixture.runtimes.find("CATALOG")).isSameAs(runtime);
+		assertThat(this.fixture.runtimes.all()).singleElement().isSameAs(runtime);
+		assertThat(runtime.id()).isEqualTo("catalog");
+	}
+
+	@Test
+	void neitherRebuildsNorLosesTheRoundRobinSequenceWhenDiscoveryReshufflesItsList() {
+		List<ServiceInstance> listed = new ArrayList<>(List.of(instance("a", 5), instance("b", 1), instance("c", 2)));
+		this.fixture.instances.addAll(listed);
+		ServiceRuntime runtime = this.fixture.runtime("svc");
+		Snapshot<Member> built = runtime.snapshot();
+		StringBuilder sequence = new StringBuilder(picks(runtime, 8));
+		Random random = new Random(11);
+		for (int round = 0; round < 10; round++) {
+			Collections.shuffle(listed, random);
+			this.fixture.instances.clear();
+			this.fixture.instances.addAll(listed);
+			this.fixture.poll();
+			assertThat(runtime.snapshot()).as("round %d, order %s", round, listed).isSameAs(built);
+			sequence.append(picks(runtime, 8));
+		}
+		assertThat(sequence).hasToString("acaabaca".repeat(11));
+	}
+
+	@Test
+	void rebuildsWhenAWeightChangesAndKeepsTheStateOfEveryEndpoint() {
+		this.fixture.instances.addAll(List.of(instance("a", 1), instance("b", 1)));
+		ServiceRuntime runtime = this.fixture.runtime("svc");
+		picks(runtime, 4);
+		Snapshot<Member> before = runtime.snapshot();
+		this.fixture.instances.set(1, instance("b", 3));
+		this.fixture.poll();
+		Snapshot<Member> after = runtime.snapshot();
+		assertThat(after).isNotSameAs(before);
+		assertThat(after.endpoint(1).weight()).isEqualTo(3);
+		assertThat(after.state(0)).isSameAs(before.state(0));
+		assertThat(after.state(0).picks()).isEqualTo(2);
+	}
+
+	@Test
+	void believesAnEmptyListOnlyWhenALaterPollSaysSoAgain() {
+		this.fixture.instances.addAll(List.of(instance("a", 1), instance("b", 1)));
+		ServiceRuntime runtime = this.fixture.runtime("svc");
+		this.fixture.instances.clear();
+		this.fixture.poll();
+		assertThat(runtime.snapshot().size()).as("one empty read is not believed").isEqualTo(2);
+		this.fixture.clock.addAndGet(ServiceRuntimes.POLL_INTERVAL.toNanos());
+		this.fixture.poll();
+		assertThat(runtime.snapshot().size()).isZero();
+	}
+
+	@Test
+	void keepsTheRuntimeWhenARefreshLeavesTheServiceAlone() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime runtime = this.fixture.runtime("svc");
+		this.fixture.refresh(Map.of("gateway.lb.services.other.algorithm", "least-requests"));
+		assertThat(this.fixture.runtimes.find("svc")).isSameAs(runtime);
+	}
+
+	@Test
+	void carriesTheBalancerPoolsAndBudgetOverASettingsChangeThatDoesNotTouchThem() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime before = this.fixture.runtime("svc");
+		this.fixture.refresh(Map.of("gateway.lb.services.svc.algorithm", "least-requests"));
+		ServiceRuntime after = this.fixture.runtimes.find("svc");
+		assertThat(after).isNotSameAs(before);
+		assertThat(after.generation()).isEqualTo(before.generation() + 1);
+		assertThat(after.balancer()).isSameAs(before.balancer());
+		assertThat(after.snapshot().settings().algorithm().name()).isEqualTo("LEAST_REQUESTS");
+		assertThat(after.upstream()).isSameAs(before.upstream());
+		assertThat(after.budget()).isSameAs(before.budget());
+		assertThat(after.counters()).isSameAs(before.counters());
+	}
+
+	@Test
+	void rebuildsOnlyWhatASettingsChangeTouches() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime before = this.fixture.runtime("svc");
+		this.fixture.refresh(Map.of("gateway.lb.services.svc.pool.max-connections", "8",
+				"gateway.lb.services.svc.retry.budget-percent", "50"));
+		ServiceRuntime after = this.fixture.runtimes.find("svc");
+		assertThat(after.upstream()).isNotSameAs(before.upstream());
+		assertThat(after.upstream().settings().maxConnections()).isEqualTo(8);
+		assertThat(after.budget()).isNotSameAs(before.budget());
+		assertThat(after.balancer()).isSameAs(before.balancer());
+		assertThat(after.snapshot()).isSameAs(before.snapshot());
+	}
+
+	@Test
+	void tracksConfiguredServicesAndSplitTargetsFromTheStart() {
+		this.fixture.close();
+		this.fixture = new TestRuntimes(Map.of("gateway.lb.services.catalog.algorithm", "least-requests",
+				"gateway.lb.splits.shop.targets.shop-blue", "1", "gateway.lb.splits.shop.targets.shop-green", "1"));
+		this.fixture.instances.add(instance("a", 1));
+		this.fixture.runtimes.sync();
+		assertThat(this.fixture.runtimes.all()).extracting(ServiceRuntime::id)
+			.containsExactly("catalog", "shop-blue", "shop-green");
+		assertThat(this.fixture.runtimes.find("catalog").snapshot().size()).isEqualTo(1);
+	}
+
+	@Test
+	void picksForOtherCallersUniformlyWithALoadAwareAlgorithm() {
+		this.fixture.close();
+		this.fixture = new TestRuntimes(Map.of("gateway.lb.defaults.algorithm", "least-requests"));
+		this.fixture.instances.addAll(List.of(instance("a", 1), instance("b", 2), instance("c", 3)));
+		this.fixture.runtime("svc");
+		ServiceBalancer balancer = new ServiceBalancer("svc", this.fixture.runtimes);
+		Map<String, Integer> counts = new HashMap<>();
+		int picks = 30_000;
+		for (int i = 0; i < picks; i++) {
+			String id = balancer.choose(null).block().getServer().getInstanceId();
+			counts.merge(id, 1, Integer::sum);
+		}
+		// Binomial spread of one endpoint's count: sqrt(n p (1 - p)); 4 of them.
+		double p = 1.0 / 3;
+		double bound = 4 * Math.sqrt(picks * p * (1 - p));
+		assertThat(counts.values()).hasSize(3)
+			.allSatisfy((count) -> assertThat((double) count).isBetween(picks * p - bound, picks * p + bound));
+		assertThat(this.fixture.runtimes.snapshot("svc").state(0).inFlight()).isZero();
+	}
+
+	@Test
+	void picksForOtherCallersInRoundRobinOrder() {
+		this.fixture.instances.addAll(List.of(instance("a", 1), instance("b", 2), instance("c", 3)));
+		this.fixture.runtime("svc");
+		ServiceBalancer balancer = new ServiceBalancer("svc", this.fixture.runtimes);
+		StringBuilder sequence = new StringBuilder();
+		for (int i = 0; i < 6; i++) {
+			sequence.append(balancer.choose(null).block().getServer().getInstanceId());
+		}
+		// nginx over weights 1, 2, 3; at the third step a and c tie at 3 and a wins.
+		assertThat(sequence).hasToString("cbacbc");
+	}
+
+	private static String picks(ServiceRuntime runtime, int count) {
+		StringBuilder letters = new StringBuilder();
+		Snapshot<Member> snapshot = runtime.snapshot();
+		for (int i = 0; i < count; i++) {
+			int index = snapshot.select(null);
+			snapshot.acquire(index).release();
+			letters.append(snapshot.value(index).instance().getInstanceId());
+		}
+		return letters.toString();
+	}
+
+}
