@@ -128,6 +128,10 @@ final class TestBackend implements AutoCloseable {
 		return this.name;
 	}
 
+	int port() {
+		return this.server.port();
+	}
+
 	String uri() {
 		return "http://127.0.0.1:" + this.server.port();
 	}

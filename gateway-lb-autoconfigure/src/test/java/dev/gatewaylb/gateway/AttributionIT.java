@@ -1,0 +1,150 @@
+package dev.gatewaylb.gateway;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+
+import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Each row of the attribution table (docs/health.md), over real sockets: an endpoint is
+ * charged for what it did, nobody for what the client or the gateway did, and
+ * {@code timeouts.response} bounds the client's whole wait.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class AttributionIT extends GatewayIntegrationTest {
+
+	static final TestBackend staller = TestBackend.start("staller");
+
+	static final TestBackend streamer = TestBackend.start("streamer");
+
+	static final TestBackend slow = TestBackend.start("slow");
+
+	static final int refusingPort = freePort();
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			// A body that always stalls past body-idle: every attempt is a failure.
+			.route("stalling")
+			.instances("stalling", List.of(staller))
+			.set("gateway.lb.services.stalling.timeouts.body-idle", "200ms")
+			.set("gateway.lb.services.stalling.health.passive.consecutive-failures", 3)
+			.set("gateway.lb.services.stalling.retry.attempts", 0)
+			// One failure would eject: a client that hangs up must charge nothing.
+			.route("download")
+			.instances("download", List.of(streamer))
+			.set("gateway.lb.services.download.health.passive.consecutive-failures", 1)
+			// A refusing endpoint and a slow one, a 500 ms deadline for both.
+			.route("deadline")
+			.uris("deadline", List.of("http://127.0.0.1:" + refusingPort, slow.uri()))
+			.set("gateway.lb.services.deadline.timeouts.response", "500ms")
+			.set("gateway.lb.services.deadline.retry.attempts", 2)
+			.route("late")
+			.instances("late", List.of(slow))
+			.set("gateway.lb.services.late.timeouts.response", "500ms")
+			.set("gateway.lb.services.late.retry.attempts", 2)
+			.set("gateway.lb.services.late.retry.on-statuses", "502,503,504");
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(staller, streamer, slow).forEach(TestBackend::close);
+	}
+
+	@Test
+	void aBodyThatStallsEveryTimeEjectsItsEndpointAfterConsecutiveFailures() {
+		for (int i = 1; i <= 3; i++) {
+			GatewayClient.Transfer transfer = this.client.receive("/stalling/?stall=2000");
+			assertThat(transfer.status()).as("the headers went out").isEqualTo(200);
+			assertThat(transfer.error()).as("the body was cut").isNotNull();
+			int attempt = i;
+			if (i < 3) {
+				// The streak grows 1, 2: the headers are not a success, the cut is a
+				// failure.
+				await().atMost(Duration.ofSeconds(5))
+					.untilAsserted(() -> assertThat(state("stalling").consecutiveFailures()).as("after %d", attempt)
+						.isEqualTo(attempt));
+			}
+		}
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(state("stalling").ejections()).isEqualTo(1));
+	}
+
+	@Test
+	void aClientThatHangsUpMidDownloadChargesTheEndpointNothing() {
+		for (int i = 0; i < 5; i++) {
+			List<String> chunks = this.client.stream("/download/?chunks=40&gap=50")
+				.take(2)
+				.collectList()
+				.block(Duration.ofSeconds(10));
+			assertThat(chunks).hasSize(2);
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("download") == 0);
+		EndpointState state = state("download");
+		assertThat(state.consecutiveFailures()).isZero();
+		assertThat(state.ejections()).isZero();
+		assertThat(state.isEjected(this.runtimes.nanoTime())).isFalse();
+		// And the endpoint still serves whole bodies.
+		assertThat(this.client.stream("/download/?chunks=3&gap=10").collectList().block(Duration.ofSeconds(10)))
+			.hasSize(3);
+	}
+
+	@Test
+	void answers504WithinTheDeadlineAcrossARetryAndNeverRetriesTheTimedOutAttempt() {
+		this.client.getNow("/deadline/warm-up?delay=0");
+		int before = slow.requests();
+
+		long start = System.nanoTime();
+		GatewayClient.Answer answer = this.client.getNow("/deadline/late?delay=3000");
+		long millis = (System.nanoTime() - start) / 1_000_000;
+
+		assertThat(answer.status()).isEqualTo(504);
+		// The refused attempt is retried on the slow endpoint with what is left of the
+		// 500 ms; its timeout ends the wait.
+		assertThat(millis).as("the client's whole wait").isBetween(450L, 900L);
+		assertThat(slow.requests() - before).as("the slow endpoint saw the request once").isEqualTo(1);
+	}
+
+	@Test
+	void answers504AtTheDeadlineWhenTheOnlyEndpointIsLateEvenWhen504IsRetried() {
+		this.client.getNow("/late/warm-up?delay=0");
+		int before = slow.requests();
+
+		long start = System.nanoTime();
+		GatewayClient.Answer answer = this.client.getNow("/late/x?delay=3000");
+		long millis = (System.nanoTime() - start) / 1_000_000;
+
+		assertThat(answer.status()).isEqualTo(504);
+		assertThat(millis).as("one deadline, not one per attempt").isBetween(450L, 900L);
+		assertThat(slow.requests() - before).isEqualTo(1);
+	}
+
+	private EndpointState state(String service) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		assertThat(snapshot).isNotNull();
+		return snapshot.state(0);
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

@@ -1,0 +1,145 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.gatewaylb.balance.EndpointState;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The pools' lifecycle: active probes have connections of their own, and a refresh that
+ * rebuilds a service's pools lets the responses they carry finish, sends new requests to
+ * the new pools, and closes the old ones once idle.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class UpstreamLifecycleIT extends GatewayIntegrationTest {
+
+	static final TestBackend busy = TestBackend.start("busy");
+
+	static final TestBackend streaming = TestBackend.start("streaming");
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("busy")
+			.instances("busy", List.of(busy))
+			.set("gateway.lb.services.busy.pool.max-connections", 1)
+			.set("gateway.lb.services.busy.pool.max-pending", 10)
+			.set("gateway.lb.services.busy.health.active.enabled", true)
+			.set("gateway.lb.services.busy.health.active.path", "/health")
+			.set("gateway.lb.services.busy.health.active.interval", "200ms")
+			.set("gateway.lb.services.busy.health.active.timeout", "300ms")
+			.route("streaming")
+			.instances("streaming", List.of(streaming))
+			.set("management.endpoints.web.exposure.include", "prometheus");
+	}
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(busy, streaming).forEach(TestBackend::close);
+	}
+
+	@Test
+	void probesAnEndpointWhoseOnlyConnectionIsTakenOnAConnectionOfTheirOwn() {
+		int probesBefore = busy.requests();
+		Mono<GatewayClient.Answer> held = this.client.get("/busy/held?delay=2000", Map.of()).cache();
+		Disposable holding = held.subscribe();
+		try {
+			await().atMost(Duration.ofSeconds(2)).until(() -> busy.active() == 1);
+			// Four intervals with the traffic's only connection taken: a probe queued
+			// behind it would time out and mark the endpoint unhealthy.
+			long until = System.nanoTime() + Duration.ofMillis(1000).toNanos();
+			while (System.nanoTime() - until < 0) {
+				assertThat(state().isHealthy()).isTrue();
+				sleepQuietly(50);
+			}
+			assertThat(busy.requests() - probesBefore).as("probes reached the endpoint meanwhile")
+				.isGreaterThanOrEqualTo(3);
+			assertThat(held.block(Duration.ofSeconds(5)).status()).isEqualTo(200);
+		}
+		finally {
+			holding.dispose();
+		}
+	}
+
+	@Test
+	void letsResponsesFinishOnPoolsARefreshReplacedAndClosesThemOnceIdle() {
+		assertThat(this.client.getNow("/streaming/warm-up").status()).isEqualTo(200);
+		assertThat(poolSeries("gateway-lb-streaming\"")).isNotEmpty();
+		AtomicInteger failures = new AtomicInteger();
+		AtomicBoolean running = new AtomicBoolean(true);
+		Disposable traffic = Flux.range(0, 4)
+			.flatMap((lane) -> Mono.defer(() -> this.client.get("/streaming/", Map.of())).doOnNext((answer) -> {
+				if (answer.status() != 200) {
+					failures.incrementAndGet();
+				}
+			}).repeat(running::get), 4)
+			.subscribe();
+		try {
+			List<String> chunks = this.client.stream("/streaming/?chunks=20&gap=100").doOnNext((chunk) -> {
+				if (chunk.startsWith("streaming0")) {
+					refresh(Map.of("gateway.lb.services.streaming.pool.max-connections", 32));
+				}
+			}).collectList().block(Duration.ofSeconds(20));
+			assertThat(chunks).as("the whole body, across the refresh").hasSize(20);
+		}
+		finally {
+			running.set(false);
+			traffic.dispose();
+		}
+		assertThat(failures).hasValue(0);
+		assertThat(this.runtimes.find("streaming").upstream().settings().maxConnections()).isEqualTo(32);
+		assertThat(this.client.getNow("/streaming/after").status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(poolSeries("gateway-lb-streaming\"")).as("the old pools closed").isEmpty());
+		assertThat(poolSeries("gateway-lb-streaming-2\"")).as("the new pools serve").isNotEmpty();
+	}
+
+	private EndpointState state() {
+		return this.runtimes.snapshot("busy").state(0);
+	}
+
+	private List<String> poolSeries(String name) {
+		return List.of(this.client.getNow("/actuator/prometheus").body().split("\n"))
+			.stream()
+			.filter((line) -> line.startsWith("reactor_netty_connection_provider_total_connections")
+					&& line.contains("name=\"" + name))
+			.toList();
+	}
+
+	private void refresh(Map<String, Object> properties) {
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("refresh", properties));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
+	}
+
+	private static void sleepQuietly(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
