@@ -73,6 +73,11 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 
 	private final Map<String, Meter> splitMeters = new HashMap<>();
 
+	/**
+	 * Pool meters by provider name and pool id: Reactor Netty's id is the hash of the
+	 * remote address, the same in a provider and in the one a refresh built to replace it
+	 * while both are open.
+	 */
 	private final Map<String, List<Meter>> poolMeters = new HashMap<>();
 
 	private final Map<String, List<Meter>> serviceMeters = new HashMap<>();
@@ -188,7 +193,7 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 					gauge("max.connections", tags, metrics, ConnectionPoolMetrics::maxAllocatedSize),
 					gauge("max.pending.connections", tags, metrics, ConnectionPoolMetrics::maxPendingAcquireSize));
 			synchronized (GatewayLbMetrics.this) {
-				GatewayLbMetrics.this.poolMeters.put(id, meters);
+				GatewayLbMetrics.this.poolMeters.put(poolName + "\u0000" + id, meters);
 			}
 		}
 
@@ -196,7 +201,7 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 		public void closed(String serviceId, String poolName, String id, SocketAddress remoteAddress) {
 			List<Meter> meters;
 			synchronized (GatewayLbMetrics.this) {
-				meters = GatewayLbMetrics.this.poolMeters.remove(id);
+				meters = GatewayLbMetrics.this.poolMeters.remove(poolName + "\u0000" + id);
 			}
 			if (meters != null) {
 				meters.forEach(GatewayLbMetrics.this.meterRegistry::remove);

@@ -120,14 +120,17 @@ class MembershipIT extends GatewayIntegrationTest {
 	}
 
 	/**
-	 * Returns the lines of {@code /actuator/prometheus} that name an endpoint.
+	 * Returns the lines of {@code /actuator/prometheus} that name an endpoint of
+	 * {@code members}: gateway-lb's endpoint meters and Reactor Netty's pool meters.
 	 */
 	private List<String> series(String address) {
 		String port = address.substring(address.indexOf(':') + 1);
 		List<String> lines = new ArrayList<>();
 		for (String line : this.client.getNow("/actuator/prometheus").body().split("\n")) {
-			if (!line.startsWith("#")
-					&& (line.contains("endpoint=\"" + address + "\"") || line.contains(":" + port + "\""))) {
+			boolean endpointMeter = line.contains("endpoint=\"" + address + "\"")
+					&& line.contains("service=\"members\"");
+			boolean poolMeter = line.contains("name=\"gateway-lb-members\"") && line.contains(":" + port + "\"");
+			if (!line.startsWith("#") && (endpointMeter || poolMeter)) {
 				lines.add(line);
 			}
 		}

@@ -243,6 +243,19 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	}
 
 	/**
+	 * Reports an error of the upstream's response body, as the body publisher signalled
+	 * it: the current attempt failed after its headers, unless the client went away
+	 * first.
+	 * @param error the error
+	 */
+	void bodyFailed(Throwable error) {
+		Attempt attempt = attempt();
+		if (attempt != null) {
+			attempt.responseFailed(error);
+		}
+	}
+
+	/**
 	 * Notes that the client went away ({@link #clientGone()}): the lease is its own
 	 * {@code doOnCancel} hook, so opening an exchange allocates no lambda.
 	 */

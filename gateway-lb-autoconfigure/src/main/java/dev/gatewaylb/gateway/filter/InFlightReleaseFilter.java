@@ -20,7 +20,8 @@ import org.springframework.web.server.ServerWebExchange;
  * so "over" includes streaming the body to the client; {@code doFinally} runs once for
  * completion, error and cancellation alike. A cancellation is noted before it travels up
  * to the upstream connection, so the body that the gateway then cuts is charged to
- * nobody.
+ * nobody; an error of the upstream's body is told apart from an error towards the client
+ * by where it comes from ({@link UpstreamBodyResponse}).
  */
 public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 
@@ -42,8 +43,11 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 		}
 		ExchangeLease lease = new ExchangeLease(this.runtimes, exchange.getRequest().getRemoteAddress());
 		exchange.getAttributes().put(ExchangeLease.ATTRIBUTE, lease);
+		ServerWebExchange observed = exchange.mutate()
+			.response(new UpstreamBodyResponse(exchange.getResponse(), lease))
+			.build();
 		// The lease is both hooks: clientGone on cancel, close at the end.
-		return chain.filter(exchange).doOnCancel(lease).doFinally(lease);
+		return chain.filter(observed).doOnCancel(lease).doFinally(lease);
 	}
 
 	@Override
