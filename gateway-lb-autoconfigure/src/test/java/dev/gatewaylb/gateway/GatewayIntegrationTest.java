@@ -4,6 +4,7 @@ import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,6 +45,15 @@ abstract class GatewayIntegrationTest {
 					assertThat(snapshot.state(i).inFlight()).as(snapshot.state(i).address()).isZero();
 				}
 			}));
+	}
+
+	/**
+	 * Returns a service's runtime once discovery's first answer is applied: services are
+	 * built in the background from start-up, and a test may look before its first
+	 * request.
+	 */
+	ServiceRuntime ready(String service) {
+		return this.runtimes.whenReady(service).block(Duration.ofSeconds(10));
 	}
 
 	/**

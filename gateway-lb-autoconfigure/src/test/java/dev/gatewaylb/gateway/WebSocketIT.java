@@ -3,6 +3,8 @@ package dev.gatewaylb.gateway;
 import java.time.Duration;
 import java.util.List;
 
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -68,8 +70,9 @@ class WebSocketIT extends GatewayIntegrationTest {
 
 	private long picks() {
 		long picks = 0;
-		for (int i = 0; i < this.runtimes.snapshot("chat").size(); i++) {
-			picks += this.runtimes.snapshot("chat").state(i).picks();
+		Snapshot<Member> snapshot = ready("chat").snapshot();
+		for (int i = 0; i < snapshot.size(); i++) {
+			picks += snapshot.state(i).picks();
 		}
 		return picks;
 	}

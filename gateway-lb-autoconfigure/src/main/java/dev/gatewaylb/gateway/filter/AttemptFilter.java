@@ -109,7 +109,12 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 		ServiceRuntime resolved = lease.runtime();
 		if (resolved != null) {
 			// The chain runs again (a route's own Retry filter): same service, same
-			// split target, a fresh pick that avoids what this exchange tried.
+			// split target, a fresh pick that avoids what this exchange tried. The
+			// previous attempt keeps whatever settled it.
+			Attempt previous = lease.attempt();
+			if (previous != null) {
+				previous.abandon();
+			}
 			lease.route(exchange, chain, url, schemePrefix, this);
 			return attempt(lease, resolved);
 		}
