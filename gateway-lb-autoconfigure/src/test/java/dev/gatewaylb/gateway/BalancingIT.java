@@ -13,7 +13,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import dev.gatewaylb.gateway.filter.AttemptFilter;
+import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
+
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.NettyRoutingFilter;
+import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.cloud.gateway.filter.RouteToRequestUrlFilter;
+import org.springframework.cloud.gateway.filter.WebsocketRoutingFilter;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -48,6 +60,25 @@ class BalancingIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.by-ip.algorithm", "consistent-hash")
 			.set("gateway.lb.trusted-proxies[0]", "127.0.0.1/32");
 		gateway.route("ghost");
+	}
+
+	@Autowired
+	List<GlobalFilter> filters;
+
+	@Test
+	void runsItsFiltersWhereFilterOrderSaysAmongTheGatewaysOwn() {
+		List<Class<?>> chain = this.filters.stream()
+			.sorted(AnnotationAwareOrderComparator.INSTANCE)
+			.map(Object::getClass)
+			.filter((type) -> List
+				.of(InFlightReleaseFilter.class, NettyWriteResponseFilter.class, RouteToRequestUrlFilter.class,
+						AttemptFilter.class, ReactiveLoadBalancerClientFilter.class, UpstreamRoutingFilter.class,
+						WebsocketRoutingFilter.class, NettyRoutingFilter.class)
+				.contains(type))
+			.collect(java.util.stream.Collectors.toList());
+		assertThat(chain).containsExactly(InFlightReleaseFilter.class, NettyWriteResponseFilter.class,
+				RouteToRequestUrlFilter.class, AttemptFilter.class, ReactiveLoadBalancerClientFilter.class,
+				UpstreamRoutingFilter.class, WebsocketRoutingFilter.class, NettyRoutingFilter.class);
 	}
 
 	@BeforeEach
