@@ -43,9 +43,7 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 		}
 		ExchangeLease lease = new ExchangeLease(this.runtimes, exchange.getRequest().getRemoteAddress());
 		exchange.getAttributes().put(ExchangeLease.ATTRIBUTE, lease);
-		ServerWebExchange observed = exchange.mutate()
-			.response(new UpstreamBodyResponse(exchange.getResponse(), lease))
-			.build();
+		ServerWebExchange observed = new UpstreamBodyResponse.Exchange(exchange, lease);
 		// The lease is both hooks: clientGone on cancel, close at the end.
 		return chain.filter(observed).doOnCancel(lease).doFinally(lease);
 	}

@@ -7,6 +7,8 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebExchangeDecorator;
 
 /**
  * The exchange's response as the gateway's body writer sees it: an error that the body
@@ -33,6 +35,27 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		return super.writeAndFlushWith(
 				Flux.from(body).map((chunk) -> Flux.from(chunk).doOnError(this.lease::bodyFailed)));
+	}
+
+	/**
+	 * The exchange with this response: what {@link InFlightReleaseFilter} passes down the
+	 * chain. One decorator, where {@code exchange.mutate()} would build a builder and a
+	 * decorator per request.
+	 */
+	static final class Exchange extends ServerWebExchangeDecorator {
+
+		private final UpstreamBodyResponse response;
+
+		Exchange(ServerWebExchange delegate, ExchangeLease lease) {
+			super(delegate);
+			this.response = new UpstreamBodyResponse(delegate.getResponse(), lease);
+		}
+
+		@Override
+		public ServerHttpResponse getResponse() {
+			return this.response;
+		}
+
 	}
 
 }
