@@ -8,11 +8,13 @@
 # (one JVM: two ports answer after FAST_MS, one after SLOW_MS), nginx as a proxy with an
 # upstream block, and two gateways from the sample app's jar with benchmarks/load/gateway.yml:
 # (b) plain Spring Cloud Gateway, lb:// and Spring Cloud LoadBalancer round-robin
-# (gateway.lb.enabled=false), and (c) the same gateway with gateway-lb.
+# (gateway.lb.enabled=false), and (c) the same gateway with gateway-lb. (e) is (b)'s
+# gateway on its /direct/ route: a plain URL to one fast backend port, no balancing.
 #
 # throughput: the same wrk load, round after interleaved round, against (a) the backend
-#   directly, (b), (c), and (d) nginx; prints the median requests/s and p50/p99/p99.9 of
-#   the rounds and the ratios c/b and c/d.
+#   directly, (b), (c), (d) nginx, and (e) the plain gateway without balancing; prints the
+#   median requests/s and p50/p99/p99.9 of the rounds, the ratios c/b, c/d and b/d, and
+#   c/b, c/e and b/e of requests/s, p99 and CPU per request.
 # slow: the same load through a gateway to the three delay backends, once per balancer
 #   (gateway-lb round-robin, least-requests, power-of-two-choices, peak-ewma on (c);
 #   Spring Cloud LoadBalancer round-robin on (b)); prints p50/p99/p99.9 and each
@@ -294,14 +296,19 @@ describe_machine() {
 
 throughput() {
 	local -A urls=([a]="http://127.0.0.1:${BACKEND_PORTS[0]}/bench/" [b]="http://127.0.0.1:$PLAIN_PORT/bench/"
-		[c]="http://127.0.0.1:$STARTER_PORT/bench/" [d]="http://127.0.0.1:$NGINX_PROXY_PORT/bench/")
+		[c]="http://127.0.0.1:$STARTER_PORT/bench/" [d]="http://127.0.0.1:$NGINX_PROXY_PORT/bench/"
+		[e]="http://127.0.0.1:$PLAIN_PORT/direct/")
 	# CPU per request: the gateway (or nginx worker) itself, the backend excluded
 	local -A pids=([a]="$(pgrep -P "$BACKEND_PID" | paste -sd' ')" [b]="$PLAIN_PID" [c]="$STARTER_PID"
-		[d]="$(pgrep -P "$PROXY_PID" | paste -sd' ')")
+		[d]="$(pgrep -P "$PROXY_PID" | paste -sd' ')" [e]="$PLAIN_PID")
+	# (e) runs in (b)'s JVM, warm from (b)'s warm-up: 10 s more compile what only its
+	# route uses.
+	log "warm-up (e) 10s"
+	wrk_run "${urls[e]}" "$CONNECTIONS" 10 >/dev/null
 	local -A results=()
 	for round in $(seq 1 "$ROUNDS"); do
 		# Interleaved rounds: a drift of the machine hits every target alike.
-		for target in a b c d; do
+		for target in a b c d e; do
 			local line
 			# shellcheck disable=SC2086
 			line=$(wrk_run "${urls[$target]}" "$CONNECTIONS" "$DURATION" ${pids[$target]})
@@ -316,8 +323,9 @@ throughput() {
 	echo "| target | requests/s | p50 ms | p99 ms | p99.9 ms | CPU us/request | errors | rounds: requests/s (machine busy before, %) |"
 	echo "|---|---|---|---|---|---|---|---|"
 	local -A rps=() p99=() cpu=() names=([a]="(a) backend direct (nginx)" [b]="(b) Spring Cloud Gateway + SCLB round-robin"
-		[c]="(c) Spring Cloud Gateway + gateway-lb round-robin" [d]="(d) nginx upstream (round-robin)")
-	for target in a b c d; do
+		[c]="(c) Spring Cloud Gateway + gateway-lb round-robin" [d]="(d) nginx upstream (round-robin)"
+		[e]="(e) plain Spring Cloud Gateway, no balancing (one backend)")
+	for target in a b c d e; do
 		local lines=${results[$target]} p50 p999 errors all
 		rps[$target]=$(field rps "$lines" | median)
 		cpu[$target]=$(field cpu "$lines" | median)
@@ -334,6 +342,12 @@ throughput() {
 	echo "| c/b (gateway-lb / plain gateway) | $(ratio "${rps[c]}" "${rps[b]}") | $(ratio "${p99[c]}" "${p99[b]}") | $(ratio "${cpu[b]}" "${cpu[c]}") |"
 	echo "| c/d (gateway-lb / nginx) | $(ratio "${rps[c]}" "${rps[d]}") | $(ratio "${p99[c]}" "${p99[d]}") | $(ratio "${cpu[d]}" "${cpu[c]}") |"
 	echo "| b/d (plain gateway / nginx) | $(ratio "${rps[b]}" "${rps[d]}") | $(ratio "${p99[b]}" "${p99[d]}") | $(ratio "${cpu[d]}" "${cpu[b]}") |"
+	echo
+	echo "| ratio | requests/s | p99 | CPU per request |"
+	echo "|---|---|---|---|"
+	echo "| c/b (gateway-lb / plain gateway with SCLB) | $(ratio "${rps[c]}" "${rps[b]}") | $(ratio "${p99[c]}" "${p99[b]}") | $(ratio "${cpu[c]}" "${cpu[b]}") |"
+	echo "| c/e (gateway-lb / plain gateway, no balancing) | $(ratio "${rps[c]}" "${rps[e]}") | $(ratio "${p99[c]}" "${p99[e]}") | $(ratio "${cpu[c]}" "${cpu[e]}") |"
+	echo "| b/e (plain gateway: SCLB / no balancing) | $(ratio "${rps[b]}" "${rps[e]}") | $(ratio "${p99[b]}" "${p99[e]}") | $(ratio "${cpu[b]}" "${cpu[e]}") |"
 }
 
 slow() {

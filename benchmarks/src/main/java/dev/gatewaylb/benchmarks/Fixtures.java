@@ -1,7 +1,11 @@
 package dev.gatewaylb.benchmarks;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
@@ -10,9 +14,22 @@ import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.gateway.runtime.InstanceSource;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.upstream.Upstreams;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
 
 /**
  * Inputs shared by the benchmarks, the same on every run: seeded, never random.
@@ -24,6 +41,11 @@ public final class Fixtures {
 	 * cannot learn one key's path, few enough to stay in the L1 cache.
 	 */
 	public static final int KEYS = 1024;
+
+	/**
+	 * The service id of every Spring-level and request-path benchmark.
+	 */
+	public static final String SERVICE = "bench";
 
 	private Fixtures() {
 	}
@@ -65,9 +87,67 @@ public final class Fixtures {
 	public static List<ServiceInstance> instances(int count) {
 		List<ServiceInstance> instances = new ArrayList<>(count);
 		for (int i = 0; i < count; i++) {
-			instances.add(new DefaultServiceInstance("bench-" + i, "bench", host(i), 8080, false));
+			instances.add(new DefaultServiceInstance(SERVICE + "-" + i, SERVICE, host(i), 8080, false));
 		}
 		return List.copyOf(instances);
+	}
+
+	/**
+	 * Returns the supplier provider Spring Cloud LoadBalancer's balancers take, as a
+	 * service's child context gives it: a real bean factory, frozen (a refreshed context
+	 * is, which turns on its by-type name cache), holding one supplier that returns the
+	 * same list on every call, as the caching supplier does between refreshes.
+	 * @param instances the instances the supplier returns
+	 * @return the provider
+	 */
+	public static ObjectProvider<ServiceInstanceListSupplier> suppliers(List<ServiceInstance> instances) {
+		DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+		beans.registerSingleton("supplier", new FixedSupplier(Flux.just(instances)));
+		beans.freezeConfiguration();
+		return beans.getBeanProvider(ServiceInstanceListSupplier.class);
+	}
+
+	/**
+	 * Returns gateway-lb's runtimes as production builds them ({@code System::nanoTime},
+	 * {@code ThreadLocalRandom::current}, the runtime thread started), without Spring:
+	 * service {@code bench} has the {@link #instances} given, and {@code bench}'s runtime
+	 * is built and ready when this returns. Each service's client is a plain
+	 * {@code HttpClient.create} on its own pools rather than the gateway's configured
+	 * one: nothing here connects. Stop the runtimes when done.
+	 * <p>
+	 * The runtime thread polls the instances once a second; the list does not change, so
+	 * a poll rebuilds nothing.
+	 * @param algorithm the algorithm of every service
+	 * @param instances the instances of {@code bench}
+	 * @param properties more {@code gateway.lb} properties, such as
+	 * {@code gateway.lb.defaults.retry.attempts}
+	 * @return the started runtimes
+	 */
+	public static ServiceRuntimes runtimes(Algorithm algorithm, List<ServiceInstance> instances,
+			Map<String, Object> properties) {
+		Map<String, Object> all = new HashMap<>(properties);
+		all.put("gateway.lb.defaults.algorithm", algorithm.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new MapPropertySource("bench", all));
+		LiveSettings settings = new LiveSettings(GatewayLbSettings.bind(environment));
+		InstanceSource source = new InstanceSource() {
+
+			@Override
+			public boolean balancesHere(String serviceId) {
+				return true;
+			}
+
+			@Override
+			public Mono<List<ServiceInstance>> instances(String serviceId) {
+				return Mono.just(SERVICE.equals(serviceId) ? instances : List.of());
+			}
+
+		};
+		ServiceRuntimes runtimes = new ServiceRuntimes(settings, source,
+				new Upstreams((provider) -> HttpClient.create(provider)), System::nanoTime, ThreadLocalRandom::current);
+		runtimes.start();
+		runtimes.whenReady(SERVICE).block(Duration.ofSeconds(10));
+		return runtimes;
 	}
 
 	/**
@@ -87,6 +167,24 @@ public final class Fixtures {
 
 	private static String host(int i) {
 		return "10." + (i >> 16 & 0xff) + "." + (i >> 8 & 0xff) + "." + (i & 0xff);
+	}
+
+	/**
+	 * The same list on every call, as Spring Cloud LoadBalancer's caching supplier hands
+	 * it out between refreshes.
+	 */
+	private record FixedSupplier(Flux<List<ServiceInstance>> instances) implements ServiceInstanceListSupplier {
+
+		@Override
+		public String getServiceId() {
+			return SERVICE;
+		}
+
+		@Override
+		public Flux<List<ServiceInstance>> get() {
+			return this.instances;
+		}
+
 	}
 
 }

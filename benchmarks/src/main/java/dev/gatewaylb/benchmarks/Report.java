@@ -17,13 +17,30 @@ import org.jspecify.annotations.Nullable;
 /**
  * Turns a JMH result file ({@code -rf csv}) into the markdown tables of
  * {@code docs/benchmarks.md}: every score with its error and its allocation per
- * operation, and the ratios against Spring Cloud LoadBalancer measured in the same run.
+ * operation, the ratios against Spring Cloud LoadBalancer measured in the same run, and
+ * the request path against its targets.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.gatewaylb.benchmarks.Report results.csv}
  */
 public final class Report {
 
 	private static final String PACKAGE = "dev.gatewaylb.benchmarks.";
+
+	/**
+	 * The package of the benchmarks that live beside the classes they measure, such as
+	 * {@code gateway.filter.RequestPathBenchmark}.
+	 */
+	private static final String PROJECT_PACKAGE = "dev.gatewaylb.";
+
+	private static final String REQUEST_PATH = "gateway.filter.RequestPathBenchmark";
+
+	private static final double REQUEST_PATH_NANOS = 150;
+
+	/**
+	 * What one {@code Attempt} takes with compressed oops (JOL): the one allocation the
+	 * request path may make besides its lease.
+	 */
+	private static final long ATTEMPT_BYTES = 64;
 
 	private static final String ALLOCATION = "gc.alloc.rate.norm";
 
@@ -56,7 +73,11 @@ public final class Report {
 		matrix(out, "Rebuild on a discovery change (us)", "core.RebuildBenchmark", "update", "algorithm", "endpoints");
 		matrix(out, "Split and affinity cookie (ns)", "core.SplitBenchmark", null, null, null);
 		matrix(out, "Spring-level choose (ns per choose)", "spring.ChooseBenchmark", null, null, "endpoints");
+		matrix(out, "Request path: lease, pick, attempt, upstream callbacks, release (ns per request)",
+				(row) -> row.benchmark.startsWith(REQUEST_PATH + ".") && !row.benchmark.endsWith(".leaseAlone"), true,
+				"algorithm", "endpoints");
 		ratios(out);
+		requestPathTargets(out);
 		return out.toString();
 	}
 
@@ -66,8 +87,17 @@ public final class Report {
 	 */
 	private void matrix(StringBuilder out, String title, String benchmarkClass, @Nullable String method,
 			@Nullable String rowParam, @Nullable String columnParam) {
-		List<Row> selected = primary((row) -> (method != null) ? row.benchmark.equals(benchmarkClass + "." + method)
-				: row.benchmark.startsWith(benchmarkClass + "."));
+		matrix(out, title, (row) -> (method != null) ? row.benchmark.equals(benchmarkClass + "." + method)
+				: row.benchmark.startsWith(benchmarkClass + "."), method == null, rowParam, columnParam);
+	}
+
+	/**
+	 * One table of the rows {@code filter} selects: a row per method (if
+	 * {@code methodRows}) and row parameter, a column per value of the column parameter.
+	 */
+	private void matrix(StringBuilder out, String title, Predicate<Row> filter, boolean methodRows,
+			@Nullable String rowParam, @Nullable String columnParam) {
+		List<Row> selected = primary(filter);
 		if (selected.isEmpty()) {
 			return;
 		}
@@ -75,7 +105,7 @@ public final class Report {
 		Map<String, Map<String, Row>> table = new LinkedHashMap<>();
 		for (Row row : selected) {
 			String name = row.benchmark.substring(row.benchmark.lastIndexOf('.') + 1);
-			String rowKey = ((method != null) ? "" : name + " ") + ((rowParam != null) ? row.param(rowParam) : "");
+			String rowKey = (methodRows ? name + " " : "") + ((rowParam != null) ? row.param(rowParam) : "");
 			String column = (columnParam != null) ? row.param(columnParam) : "";
 			columns.add(column);
 			table.computeIfAbsent(rowKey.trim(), (k) -> new LinkedHashMap<>()).put(column, row);
@@ -110,11 +140,9 @@ public final class Report {
 				lines.add(ratio("gateway-lb `ServiceBalancer.choose()` vs `RoundRobinLoadBalancer.choose()`", n, ours,
 						peer));
 			}
-			Row registry = find("spring.ChooseBenchmark.gatewayLbRegistry", Map.of("endpoints", n));
-			if (registry != null) {
-				lines.add(ratio("gateway-lb `BalancerRegistry.choose()` vs `RoundRobinLoadBalancer.choose()`", n,
-						registry, peer));
-			}
+		}
+		for (Row peer : primary((row) -> row.benchmark.equals(REQUEST_PATH + ".sclbRoundRobin"))) {
+			requestPathRatios(lines, peer, "requestPath", "");
 		}
 		for (Row peer : primary((row) -> row.benchmark.endsWith("ChooseBenchmark.sclbRandom"))) {
 			String n = peer.param("endpoints");
@@ -136,6 +164,9 @@ public final class Report {
 						peer));
 			}
 		}
+		for (Row peer : primary((row) -> row.benchmark.equals(REQUEST_PATH + ".sclbRoundRobinTwoThreads"))) {
+			requestPathRatios(lines, peer, "requestPathTwoThreads", "2 threads: ");
+		}
 		if (lines.isEmpty()) {
 			return;
 		}
@@ -143,6 +174,81 @@ public final class Report {
 			.append("| comparison | endpoints | ours | peer | peer / ours |\n|---|---|---|---|---|\n");
 		for (String[] line : lines) {
 			out.append("| ").append(String.join(" | ", line)).append(" |\n");
+		}
+		out.append('\n');
+	}
+
+	/**
+	 * Adds a line per algorithm of the request path measured beside {@code peer}, its
+	 * {@code RoundRobinLoadBalancer.choose()} of the same run and endpoint count.
+	 */
+	private void requestPathRatios(List<String[]> lines, Row peer, String method, String prefix) {
+		String n = peer.param("endpoints");
+		for (Row ours : primary((row) -> row.benchmark.equals(REQUEST_PATH + "." + method))) {
+			if (n.equals(ours.param("endpoints"))) {
+				String algorithm = ours.param("algorithm").toLowerCase(Locale.ROOT).replace('_', '-');
+				lines.add(ratio(prefix + "request path, " + algorithm + ", vs `RoundRobinLoadBalancer.choose()`", n,
+						ours, peer));
+			}
+		}
+	}
+
+	/**
+	 * The request path's rows against its targets: at most {@value #REQUEST_PATH_NANOS}
+	 * ns per request, and at most one allocation besides the lease, whose size the
+	 * {@code leaseAlone} row of the same run gives.
+	 */
+	private void requestPathTargets(StringBuilder out) {
+		List<Row> rows = primary(
+				(row) -> row.benchmark.startsWith(REQUEST_PATH + ".requestPath") && secondary(row, ALLOCATION) != null);
+		if (rows.isEmpty()) {
+			return;
+		}
+		Row lease = find(REQUEST_PATH + ".leaseAlone", Map.of());
+		Row leaseBytes = (lease != null) ? secondary(lease, ALLOCATION) : null;
+		out.append("### Request path against its targets\n\n")
+			.append("At most ")
+			.append(number(REQUEST_PATH_NANOS))
+			.append(" ns per request; at most one allocation besides the lease (")
+			.append((leaseBytes != null) ? Math.round(leaseBytes.score) + " B in this run, `leaseAlone`"
+					: "not measured in this run")
+			.append("), one `Attempt` of ")
+			.append(ATTEMPT_BYTES)
+			.append(" B with compressed oops.\n\n")
+			.append("| row | algorithm | endpoints | ns per request | <= ")
+			.append(number(REQUEST_PATH_NANOS))
+			.append(" ns | B per request | B besides the lease | <= 1 allocation besides the lease |\n")
+			.append("|---|---|---|---|---|---|---|---|\n");
+		for (Row row : rows) {
+			Row allocation = secondary(row, ALLOCATION);
+			long bytes = Math.round(allocation.score);
+			String besides = "";
+			String allocationMet = "";
+			if (leaseBytes != null) {
+				double extra = allocation.score - leaseBytes.score;
+				besides = Long.toString(Math.round(extra));
+				// Another object would take 16 B at least: a fraction of that is JMH's
+				// own allocation spread over the operations.
+				allocationMet = (extra < ATTEMPT_BYTES + 8) ? "yes" : "**no**";
+			}
+			out.append("| ")
+				.append(row.benchmark.substring(row.benchmark.lastIndexOf('.') + 1))
+				.append(" | ")
+				.append(row.param("algorithm"))
+				.append(" | ")
+				.append(row.param("endpoints"))
+				.append(" | ")
+				.append(number(row.score))
+				.append((Double.isNaN(row.error)) ? "" : " ± " + number(row.error))
+				.append(" | ")
+				.append((row.score <= REQUEST_PATH_NANOS) ? "yes" : "**no**")
+				.append(" | ")
+				.append(bytes)
+				.append(" | ")
+				.append(besides)
+				.append(" | ")
+				.append(allocationMet)
+				.append(" |\n");
 		}
 		out.append('\n');
 	}
@@ -216,11 +322,22 @@ public final class Report {
 					params.put(header.get(i).substring("Param: ".length()), fields.get(i));
 				}
 			}
-			rows.add(new Row(name.startsWith(PACKAGE) ? name.substring(PACKAGE.length()) : name, metric,
-					parse(fields.get(header.indexOf("Score"))),
+			rows.add(new Row(shortName(name), metric, parse(fields.get(header.indexOf("Score"))),
 					parse(fields.get(header.indexOf("Score Error (99.9%)"))), params));
 		}
 		return rows;
+	}
+
+	/**
+	 * Returns a benchmark's name without {@value #PACKAGE} ({@code core.PickBenchmark})
+	 * or, for those beside the classes they measure, {@value #PROJECT_PACKAGE}
+	 * ({@code gateway.filter.RequestPathBenchmark}).
+	 */
+	private static String shortName(String name) {
+		if (name.startsWith(PACKAGE)) {
+			return name.substring(PACKAGE.length());
+		}
+		return name.startsWith(PROJECT_PACKAGE) ? name.substring(PROJECT_PACKAGE.length()) : name;
 	}
 
 	private static double parse(String number) {

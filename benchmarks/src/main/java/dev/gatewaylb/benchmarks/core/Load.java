@@ -10,16 +10,23 @@ import dev.gatewaylb.balance.Snapshot;
 /**
  * Uneven load on a snapshot, seeded: every endpoint gets a latency sample of 1 to 50 ms
  * and {@code minInFlight} to {@code minInFlight + 3} requests in flight, held until
- * {@link #release()}.
+ * {@link #release()}. Public for the request-path benchmark, which lives in the package
+ * of the classes it measures.
  */
-final class Load {
+public final class Load {
 
 	private final List<InFlightGuard> held = new ArrayList<>();
 
 	private Load() {
 	}
 
-	static Load apply(Snapshot<?> snapshot, int minInFlight) {
+	/**
+	 * Puts the load on every endpoint of {@code snapshot}.
+	 * @param snapshot the snapshot
+	 * @param minInFlight the fewest requests in flight an endpoint gets
+	 * @return the load, to release
+	 */
+	public static Load apply(Snapshot<?> snapshot, int minInFlight) {
 		Load load = new Load();
 		SplittableRandom random = new SplittableRandom(42);
 		for (int i = 0; i < snapshot.size(); i++) {
@@ -34,7 +41,10 @@ final class Load {
 		return load;
 	}
 
-	void release() {
+	/**
+	 * Releases every request in flight the load holds.
+	 */
+	public void release() {
 		this.held.forEach(InFlightGuard::release);
 		this.held.clear();
 	}

@@ -6,13 +6,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.benchmarks.Fixtures;
-import dev.gatewaylb.config.GatewayLbPropertiesBinder;
-import dev.gatewaylb.gateway.BalancerRegistry;
-import dev.gatewaylb.gateway.ExchangeLease;
-import dev.gatewaylb.gateway.GatewayLbSettings;
-import dev.gatewaylb.gateway.LiveSettings;
-import dev.gatewaylb.gateway.ServiceBalancer;
+import dev.gatewaylb.gateway.runtime.ServiceBalancer;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -24,26 +22,22 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultRequest;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestData;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
-import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.loadbalancer.core.RandomLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
-import org.springframework.core.env.MapPropertySource;
-import org.springframework.core.env.StandardEnvironment;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.util.LinkedMultiValueMap;
@@ -54,21 +48,28 @@ import org.springframework.util.LinkedMultiValueMap;
  * <ul>
  * <li>{@code sclbRoundRobin}, {@code sclbRandom}: Spring Cloud LoadBalancer's
  * {@link RoundRobinLoadBalancer} and {@link RandomLoadBalancer};
- * <li>{@code gatewayLbChoose}: gateway-lb's {@link ServiceBalancer}, the bean the gateway
- * asks, with round-robin: the same reactive {@code choose(Request)}, plus the in-flight
- * guard handed to the exchange's lease as in the gateway;
- * <li>{@code gatewayLbRegistry}: the same pick without the reactive wrapper,
- * {@link BalancerRegistry#choose} on the instance list;
- * <li>{@code gatewayLbChooseResolvedSupplier}: a diagnostic, {@code gatewayLbChoose} with
- * a provider that returns the supplier without a bean-factory lookup. Spring Cloud's
- * balancers resolve the supplier once (a {@code SingletonSupplier}); the
- * {@link ServiceBalancer} asks its provider at every pick, and the difference between the
- * two rows is what that lookup costs.
+ * <li>{@code gatewayLbChoose}: gateway-lb's {@link ServiceBalancer}, the bean a
+ * {@code @LoadBalanced} client (any caller but the gateway's own routes) gets, with
+ * round-robin: the same reactive {@code choose(Request)}, over a {@link ServiceRuntime}
+ * built once, as the gateway builds it. It counts the pick (a guard acquired, which reads
+ * the clock, and released at once) but holds no in-flight claim: nothing tells it when
+ * such a request ends.
  * </ul>
- * Every balancer gets the same supplier (a fixed {@code Flux.just(instances)}, as the
- * caching supplier returns) from a real bean factory, and the same gateway-shaped
- * request. The {@code Mono} is subscribed synchronously by a reusable subscriber rather
- * than {@code block()}, whose latch would dominate the cost being compared.
+ * What a gateway route pays gateway-lb per request is not here: routes no longer go
+ * through {@code choose}, and {@code dev.gatewaylb.gateway.filter.RequestPathBenchmark}
+ * measures their pick, lease, attempt and release beside
+ * {@code RoundRobinLoadBalancer.choose()}. Two rows of earlier versions are gone with
+ * their subject: {@code gatewayLbRegistry} (the pick without the {@code Mono},
+ * {@code BalancerRegistry.choose}, which no longer exists) and
+ * {@code gatewayLbChooseResolvedSupplier} (a {@code ServiceBalancer} whose supplier
+ * lookup was resolved up front; it now reads its runtime, not a supplier).
+ * <p>
+ * The peers get a supplier (a fixed {@code Flux.just(instances)}, as the caching supplier
+ * returns) from a real bean factory ({@link Fixtures#suppliers}); gateway-lb's runtime
+ * gets the same instances from its instance source. Every balancer gets the same
+ * gateway-shaped request. The {@code Mono} is subscribed synchronously by a reusable
+ * subscriber rather than {@code block()}, whose latch would dominate the cost being
+ * compared.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -81,53 +82,43 @@ public class ChooseBenchmark {
 	@Param({ "3", "1000" })
 	public int endpoints;
 
-	private List<ServiceInstance> instances;
-
 	private RoundRobinLoadBalancer roundRobin;
 
 	private RandomLoadBalancer random;
 
+	private ServiceRuntimes runtimes;
+
 	private ServiceBalancer gatewayLb;
-
-	private BalancerRegistry registry;
-
-	private ServiceBalancer gatewayLbResolved;
 
 	@Setup
 	public void setUp() {
-		this.instances = Fixtures.instances(this.endpoints);
-		Flux<List<ServiceInstance>> fixed = Flux.just(this.instances);
-		DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
-		beans.registerSingleton("supplier", new FixedSupplier(fixed));
-		// A refreshed child context is frozen, which turns on its by-type name cache
-		beans.freezeConfiguration();
-		ObjectProvider<ServiceInstanceListSupplier> suppliers = beans
-			.getBeanProvider(ServiceInstanceListSupplier.class);
-		this.roundRobin = new RoundRobinLoadBalancer(suppliers, "bench");
-		this.random = new RandomLoadBalancer(suppliers, "bench");
-		StandardEnvironment environment = new StandardEnvironment();
-		environment.getPropertySources()
-			.addFirst(new MapPropertySource("bench", Map.of("gateway.lb.defaults.algorithm", "round-robin")));
-		LiveSettings settings = new LiveSettings(GatewayLbSettings.from(GatewayLbPropertiesBinder.bind(environment)));
-		this.registry = new BalancerRegistry(settings, System::nanoTime);
-		this.gatewayLb = new ServiceBalancer("bench", suppliers, this.registry);
-		this.gatewayLbResolved = new ServiceBalancer("bench", new Resolved(suppliers.getObject()), this.registry);
+		List<ServiceInstance> instances = Fixtures.instances(this.endpoints);
+		ObjectProvider<ServiceInstanceListSupplier> suppliers = Fixtures.suppliers(instances);
+		this.roundRobin = new RoundRobinLoadBalancer(suppliers, Fixtures.SERVICE);
+		this.random = new RandomLoadBalancer(suppliers, Fixtures.SERVICE);
+		this.runtimes = Fixtures.runtimes(Algorithm.ROUND_ROBIN, instances, Map.of());
+		this.gatewayLb = new ServiceBalancer(Fixtures.SERVICE, this.runtimes);
+	}
+
+	@TearDown
+	public void tearDown() {
+		this.runtimes.stop();
 	}
 
 	@Benchmark
 	public @Nullable Object sclbRoundRobin(Exchange exchange) {
-		return exchange.subscribe(this.roundRobin);
+		return exchange.choose(this.roundRobin);
 	}
 
 	@Benchmark
 	@Threads(2)
 	public @Nullable Object sclbRoundRobinTwoThreads(Exchange exchange) {
-		return exchange.subscribe(this.roundRobin);
+		return exchange.choose(this.roundRobin);
 	}
 
 	@Benchmark
 	public @Nullable Object sclbRandom(Exchange exchange) {
-		return exchange.subscribe(this.random);
+		return exchange.choose(this.random);
 	}
 
 	@Benchmark
@@ -141,72 +132,37 @@ public class ChooseBenchmark {
 		return exchange.choose(this.gatewayLb);
 	}
 
-	@Benchmark
-	public @Nullable Object gatewayLbChooseResolvedSupplier(Exchange exchange) {
-		return exchange.choose(this.gatewayLbResolved);
-	}
-
-	@Benchmark
-	public Response<ServiceInstance> gatewayLbRegistry(Exchange exchange) {
-		return exchange.choose(this.registry, this.instances);
-	}
-
 	/**
-	 * One thread's request, as the gateway's load-balancer filter builds it. Each choose
-	 * gets a fresh exchange lease in the request's attributes and closes it afterwards,
-	 * as {@code InFlightReleaseFilter} does once per exchange: a lease lives for one
-	 * exchange (it remembers the endpoints tried for retries), so reusing one across
-	 * picks would measure a pathological exchange with millions of attempts. The lease's
-	 * allocation and its release are therefore part of gateway-lb's numbers (Spring Cloud
-	 * LoadBalancer's balancers get no lease: they do not use one). Also the subscriber
-	 * that receives the response synchronously.
+	 * One thread's request, as Spring Cloud Gateway's load-balancer filter builds it, and
+	 * the subscriber that receives the response synchronously. Public, so that other
+	 * benchmarks measure the peers the same way.
 	 */
 	@State(Scope.Thread)
 	public static class Exchange implements CoreSubscriber<Object> {
 
-		RequestData data;
-
-		Request<RequestDataContext> request;
-
-		private Map<String, Object> attributes;
+		private Request<RequestDataContext> request;
 
 		private @Nullable Object last;
 
 		@Setup
 		public void setUp() {
-			this.attributes = new HashMap<>();
 			HttpHeaders headers = new HttpHeaders();
 			headers.add(HttpHeaders.ACCEPT, "*/*");
-			this.data = new RequestData(HttpMethod.GET, URI.create("http://bench/orders"), headers,
-					new LinkedMultiValueMap<>(), this.attributes);
-			this.request = new DefaultRequest<>(new RequestDataContext(this.data, "default"));
+			RequestData data = new RequestData(HttpMethod.GET, URI.create("http://bench/orders"), headers,
+					new LinkedMultiValueMap<>(), new HashMap<>());
+			this.request = new DefaultRequest<>(new RequestDataContext(data, "default"));
 		}
 
-		@Nullable Object choose(ReactorServiceInstanceLoadBalancer balancer) {
-			ExchangeLease lease = open();
-			Object response = subscribe(balancer);
-			lease.close();
-			return response;
-		}
-
-		@Nullable Object subscribe(ReactorServiceInstanceLoadBalancer balancer) {
+		/**
+		 * Chooses through {@code balancer}, subscribing to its {@code Mono} on this
+		 * thread.
+		 * @param balancer the balancer
+		 * @return the response, or {@code null} if the {@code Mono} completed empty
+		 */
+		public @Nullable Object choose(ReactorServiceInstanceLoadBalancer balancer) {
 			this.last = null;
 			balancer.choose(this.request).subscribe(this);
 			return this.last;
-		}
-
-		Response<ServiceInstance> choose(BalancerRegistry registry, List<ServiceInstance> instances) {
-			ExchangeLease lease = open();
-			Response<ServiceInstance> response = registry.choose("bench", instances, this.data);
-			lease.close();
-			return response;
-		}
-
-		private ExchangeLease open() {
-			ExchangeLease lease = new ExchangeLease(null);
-			// replaces the previous exchange's lease: no new map entry
-			this.attributes.put(ExchangeLease.ATTRIBUTE, lease);
-			return lease;
 		}
 
 		@Override
@@ -226,46 +182,6 @@ public class ChooseBenchmark {
 
 		@Override
 		public void onComplete() {
-		}
-
-	}
-
-	/**
-	 * A provider of one supplier resolved up front.
-	 */
-	record Resolved(ServiceInstanceListSupplier supplier) implements ObjectProvider<ServiceInstanceListSupplier> {
-
-		@Override
-		public ServiceInstanceListSupplier getObject() {
-			return this.supplier;
-		}
-
-		@Override
-		public ServiceInstanceListSupplier getIfAvailable() {
-			return this.supplier;
-		}
-
-		@Override
-		public ServiceInstanceListSupplier getIfUnique() {
-			return this.supplier;
-		}
-
-	}
-
-	/**
-	 * The same list on every call, as Spring Cloud LoadBalancer's caching supplier hands
-	 * it out between refreshes.
-	 */
-	record FixedSupplier(Flux<List<ServiceInstance>> instances) implements ServiceInstanceListSupplier {
-
-		@Override
-		public String getServiceId() {
-			return "bench";
-		}
-
-		@Override
-		public Flux<List<ServiceInstance>> get() {
-			return this.instances;
 		}
 
 	}
