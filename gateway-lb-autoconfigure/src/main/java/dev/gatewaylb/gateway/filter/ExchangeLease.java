@@ -1,12 +1,13 @@
 package dev.gatewaylb.gateway.filter;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
@@ -23,13 +24,13 @@ import org.springframework.web.server.ServerWebExchange;
  * exchange attribute from {@link InFlightReleaseFilter}, which opens it, until the whole
  * exchange is over: body written, error, or client gone.
  * <p>
- * Thread-safe where threads meet, without a lock: the current attempt lives in one atomic
- * reference, and a closed lease releases any attempt handed to it at once, so a pick that
- * races a cancellation cannot leak; the first send time is written by the upstream
- * connection's event loop and read by the retry decision, through a volatile field. The
- * rest (runtime, endpoints tried, attempt count) is written and read only by the attempt
- * filter, which handles one attempt of an exchange at a time, each step after the
- * previous one in the reactive chain.
+ * Thread-safe where threads meet, without a lock: the current attempt lives in one field
+ * updated by compare-and-set, and a closed lease releases any attempt handed to it at
+ * once, so a pick that races a cancellation cannot leak; the first send time is written
+ * by the upstream connection's event loop and read by the retry decision, through a
+ * volatile field. The rest (runtime, endpoints tried, attempt count) is written and read
+ * only by the attempt filter, which handles one attempt of an exchange at a time, each
+ * step after the previous one in the reactive chain.
  */
 public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 
@@ -49,7 +50,23 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 
 	private final @Nullable InetSocketAddress remoteAddress;
 
-	private final AtomicReference<@Nullable Object> current = new AtomicReference<>();
+	private static final VarHandle CURRENT;
+
+	static {
+		try {
+			CURRENT = MethodHandles.lookup().findVarHandle(ExchangeLease.class, "current", Object.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	/**
+	 * The current attempt, or {@link #CLOSED}; accessed through {@link #CURRENT}, a field
+	 * rather than an {@code AtomicReference} so that a lease is one object.
+	 */
+	@SuppressWarnings("unused")
+	private volatile @Nullable Object current;
 
 	private volatile boolean clientGone;
 
@@ -191,13 +208,13 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 		this.attempts++;
 		Object previous;
 		do {
-			previous = this.current.get();
+			previous = this.current;
 			if (previous == CLOSED) {
 				attempt.release();
 				return;
 			}
 		}
-		while (!this.current.compareAndSet(previous, attempt));
+		while (!CURRENT.compareAndSet(this, previous, attempt));
 		if (previous instanceof Attempt replaced) {
 			replaced.release();
 		}
@@ -226,7 +243,7 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	 * @return the attempt, or {@code null} before the first pick and after close
 	 */
 	@Nullable Attempt attempt() {
-		return (this.current.get() instanceof Attempt attempt) ? attempt : null;
+		return (this.current instanceof Attempt attempt) ? attempt : null;
 	}
 
 	/**
@@ -278,7 +295,7 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	 * Releases the current attempt's claim and any later one; idempotent.
 	 */
 	public void close() {
-		if (this.current.getAndSet(CLOSED) instanceof Attempt last) {
+		if (CURRENT.getAndSet(this, CLOSED) instanceof Attempt last) {
 			last.release();
 		}
 	}
