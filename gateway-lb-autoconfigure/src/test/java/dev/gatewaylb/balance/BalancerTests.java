@@ -35,6 +35,19 @@ class BalancerTests {
 	}
 
 	@Test
+	void listsEndpointsInCanonicalOrderWhateverOrderTheyComeIn() {
+		Balancer<Endpoint> balancer = this.balancers.balancer(BalancerSettings.DEFAULTS,
+				List.of(endpoint(2, 2), endpoint(0, 5), endpoint(1, 1)));
+		assertThat(balancer.snapshot().endpoints()).containsExactly(endpoint(0, 5), endpoint(1, 1), endpoint(2, 2));
+		StringBuilder sequence = new StringBuilder(TestBalancers.picks(balancer.snapshot(), 4));
+		Snapshot<Endpoint> reshuffled = balancer.update(List.of(endpoint(1, 1), endpoint(2, 2), endpoint(0, 5)));
+		assertThat(reshuffled.endpoints()).containsExactly(endpoint(0, 5), endpoint(1, 1), endpoint(2, 2));
+		sequence.append(TestBalancers.picks(reshuffled, 12));
+		// nginx over 5, 1, 2 in address order, uninterrupted by the reshuffled update.
+		assertThat(sequence).hasToString("acaabaca".repeat(2));
+	}
+
+	@Test
 	void startsNewAndReturningAddressesFresh() {
 		Balancer<Endpoint> balancer = this.balancers.balancer(Algorithm.ROUND_ROBIN, 1, 1);
 		InFlightGuard held = balancer.snapshot().acquire(1);

@@ -45,7 +45,7 @@ final class HealthBackend implements AutoCloseable {
 	 * Binds again, on the same port after the first time.
 	 */
 	synchronized void start() {
-		DisposableServer bound = HttpServer.create().host("127.0.0.1").port(this.port).doOnConnection((connection) -> {
+		HttpServer server = HttpServer.create().host("127.0.0.1").doOnConnection((connection) -> {
 			this.connections.add(connection.channel());
 			connection.onDispose(() -> this.connections.remove(connection.channel()));
 		}).handle((request, response) -> {
@@ -59,7 +59,10 @@ final class HealthBackend implements AutoCloseable {
 				.then();
 			long delay = this.delayMillis.get();
 			return (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
-		}).bindNow();
+		});
+		// The first time, the next port of the test backends: started one after the
+		// other, backends of both kinds are listed in the order they were started.
+		DisposableServer bound = (this.port == 0) ? TestBackend.bind(server) : server.port(this.port).bindNow();
 		this.port = bound.port();
 		this.server = bound;
 	}

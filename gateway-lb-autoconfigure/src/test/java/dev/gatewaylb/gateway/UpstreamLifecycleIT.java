@@ -3,6 +3,9 @@ package dev.gatewaylb.gateway;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -84,7 +87,7 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 	}
 
 	@Test
-	void letsResponsesFinishOnPoolsARefreshReplacedAndClosesThemOnceIdle() {
+	void letsResponsesFinishOnPoolsARefreshReplacedAndClosesThemOnceIdle() throws Exception {
 		assertThat(this.client.getNow("/streaming/warm-up").status()).isEqualTo(200);
 		assertThat(poolSeries("gateway-lb-streaming\"")).isNotEmpty();
 		AtomicInteger failures = new AtomicInteger();
@@ -97,11 +100,21 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 			}).repeat(running::get), 4)
 			.subscribe();
 		try {
-			List<String> chunks = this.client.stream("/streaming/?chunks=20&gap=100").doOnNext((chunk) -> {
-				if (chunk.startsWith("streaming0")) {
-					refresh(Map.of("gateway.lb.services.streaming.pool.max-connections", 32));
-				}
-			}).collectList().block(Duration.ofSeconds(20));
+			List<String> chunks = new CopyOnWriteArrayList<>();
+			CompletableFuture<Void> download = this.client.stream("/streaming/?chunks=20&gap=100")
+				.doOnNext(chunks::add)
+				.then()
+				.toFuture();
+			await().atMost(Duration.ofSeconds(5)).until(() -> !chunks.isEmpty());
+			refresh(Map.of("gateway.lb.services.streaming.pool.max-connections", 32));
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.runtimes.find("streaming").upstream().settings().maxConnections() == 32);
+			await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() >= 6);
+			// Mid-body, on the replaced pools: they are still open, their connection
+			// busy.
+			assertThat(poolGauge("active", "gateway-lb-streaming\"")).as("the old pool's active connections")
+				.isGreaterThanOrEqualTo(1);
+			download.get(20, TimeUnit.SECONDS);
 			assertThat(chunks).as("the whole body, across the refresh").hasSize(20);
 		}
 		finally {
@@ -126,6 +139,18 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 			.filter((line) -> line.startsWith("reactor_netty_connection_provider_total_connections")
 					&& line.contains("name=\"" + name))
 			.toList();
+	}
+
+	/**
+	 * Returns the sum of one Reactor Netty pool gauge over a provider's pools.
+	 */
+	private double poolGauge(String gauge, String name) {
+		return List.of(this.client.getNow("/actuator/prometheus").body().split("\n"))
+			.stream()
+			.filter((line) -> line.startsWith("reactor_netty_connection_provider_" + gauge + "_connections")
+					&& line.contains("name=\"" + name))
+			.mapToDouble((line) -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+			.sum();
 	}
 
 	private void refresh(Map<String, Object> properties) {
