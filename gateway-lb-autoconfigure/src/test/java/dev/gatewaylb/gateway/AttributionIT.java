@@ -35,6 +35,8 @@ class AttributionIT extends GatewayIntegrationTest {
 
 	static final TestBackend slow = TestBackend.start("slow");
 
+	static final HealthBackend flaky = HealthBackend.start("flaky");
+
 	static {
 		unavailable.status(503);
 		unavailable.delay(Duration.ofMillis(300));
@@ -60,6 +62,11 @@ class AttributionIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.deadline.timeouts.response", "500ms")
 			.set("gateway.lb.services.deadline.retry.attempts", 2)
 			.set("gateway.lb.services.deadline.retry.on-statuses", "503")
+			// Answers without a body end a failure streak like any other answer.
+			.route("bodiless")
+			.uris("bodiless", List.of(flaky.uri()))
+			.set("gateway.lb.services.bodiless.retry.attempts", 0)
+			.set("gateway.lb.services.bodiless.health.passive.consecutive-failures", 5)
 			.route("late")
 			.instances("late", List.of(slow))
 			.set("gateway.lb.services.late.timeouts.response", "500ms")
@@ -71,6 +78,7 @@ class AttributionIT extends GatewayIntegrationTest {
 	static void stopBackends() {
 		List.of(staller, streamer, slow).forEach(TestBackend::close);
 		unavailable.kill();
+		flaky.kill();
 	}
 
 	@Test
@@ -148,6 +156,22 @@ class AttributionIT extends GatewayIntegrationTest {
 		assertThat(answer.status()).isEqualTo(504);
 		assertThat(millis).as("one deadline, not one per attempt").isBetween(450L, 900L);
 		assertThat(slow.requests() - before).isEqualTo(1);
+	}
+
+	@Test
+	void anAnswerWithoutABodyEndsTheFailureStreak() {
+		flaky.status(503);
+		assertThat(this.client.getNow("/bodiless/").status()).isEqualTo(503);
+		assertThat(this.client.getNow("/bodiless/").status()).isEqualTo(503);
+		await().atMost(Duration.ofSeconds(5)).until(() -> state("bodiless").consecutiveFailures() == 2);
+		flaky.status(200);
+		assertThat(this.client.send("HEAD", "/bodiless/", null).status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> state("bodiless").consecutiveFailures() == 0);
+		flaky.status(503);
+		this.client.getNow("/bodiless/");
+		flaky.status(204);
+		assertThat(this.client.getNow("/bodiless/").status()).isEqualTo(204);
+		await().atMost(Duration.ofSeconds(5)).until(() -> state("bodiless").consecutiveFailures() == 0);
 	}
 
 	private EndpointState state(String service) {
