@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.netty.channel.Channel;
+import io.netty.util.Version;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -64,7 +65,10 @@ class TransportIT extends GatewayIntegrationTest {
 
 		Channel listening = ChannelProbe.listening.get();
 		logger.info("Gateway transport: listening on " + describe(listening) + ", accepted " + ChannelProbe.accepted
-				+ ", upstream " + ChannelProbe.upstream);
+				+ ", upstream " + ChannelProbe.upstream + "; Netty "
+				+ Version.identify().get("netty-transport").artifactVersion()
+				+ ", io.netty.iouring.pollAddMultishotEnabled="
+				+ System.getProperty("io.netty.iouring.pollAddMultishotEnabled", "(default)"));
 		assertThat(listening).as("the gateway's listening channel").isNotNull();
 		assertThat(transport(listening.getClass().getName())).as(describe(listening)).isEqualTo(expected);
 		assertThat(ChannelProbe.accepted).as("transports of the connections the gateway accepted")
