@@ -2,22 +2,42 @@ package dev.gatewaylb.autoconfigure;
 
 import java.util.Map;
 
+import org.apache.commons.logging.Log;
+
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.logging.DeferredLogFactory;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.util.ClassUtils;
 
 /**
- * Shortens Spring Cloud LoadBalancer's instance cache from 35 s to 5 s unless the
+ * Sets what gateway-lb needs of its host before anything starts:
+ * <ul>
+ * <li>Shortens Spring Cloud LoadBalancer's instance cache from 35 s to 5 s unless the
  * application sets {@code spring.cloud.loadbalancer.cache.ttl} itself: a discovery client
  * that announces no changes should not hide a new or removed instance for half a minute.
- * Added last, so every other property source wins.
+ * Added last, so every other property source wins.</li>
+ * <li>Turns off io_uring's multishot poll on Netty versions that lose reads with it
+ * ({@link IoUringReadWorkaround}), unless the application chose a value itself.</li>
+ * </ul>
  */
 public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostProcessor {
 
 	static final String SOURCE_NAME = "gatewayLbDefaults";
 
 	static final String CACHE_TTL = "spring.cloud.loadbalancer.cache.ttl";
+
+	private final Log logger;
+
+	/**
+	 * Creates the post-processor.
+	 * @param logFactory Spring Boot's log factory for code that runs before logging is
+	 * set up
+	 */
+	public GatewayLbEnvironmentPostProcessor(DeferredLogFactory logFactory) {
+		this.logger = logFactory.getLog(GatewayLbEnvironmentPostProcessor.class);
+	}
 
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
@@ -26,6 +46,16 @@ public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostP
 			return;
 		}
 		environment.getPropertySources().addLast(new MapPropertySource(SOURCE_NAME, Map.of(CACHE_TTL, "5s")));
+		ClassLoader classLoader = (application.getClassLoader() != null) ? application.getClassLoader()
+				: ClassUtils.getDefaultClassLoader();
+		boolean ioUring = ClassUtils.isPresent("io.netty.channel.uring.IoUring", classLoader);
+		String nettyVersion = ioUring ? IoUringReadWorkaround.nettyVersion(classLoader) : null;
+		if (IoUringReadWorkaround.applies(ioUring, nettyVersion, System.getProperty(IoUringReadWorkaround.PROPERTY))) {
+			System.setProperty(IoUringReadWorkaround.PROPERTY, "false");
+			this.logger.info("Netty " + nettyVersion + " with io_uring on the classpath: set "
+					+ IoUringReadWorkaround.PROPERTY + "=false, which avoids lost reads on reused connections "
+					+ "(netty/netty#17049, fixed in Netty 4.2.17); set it yourself to choose");
+		}
 	}
 
 }
