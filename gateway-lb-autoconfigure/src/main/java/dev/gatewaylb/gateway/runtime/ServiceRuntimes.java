@@ -41,6 +41,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.context.SmartLifecycle;
 
@@ -368,7 +369,17 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	public void start() {
 		this.settings.onApply((applied) -> run(() -> settingsApplied(applied)));
 		long interval = POLL_INTERVAL.toMillis();
-		this.polling = this.thread.scheduleWithFixedDelay(this::pollAll, interval, interval, TimeUnit.MILLISECONDS);
+		this.polling = this.thread.scheduleWithFixedDelay(safely(this::pollAll), interval, interval,
+				TimeUnit.MILLISECONDS);
+	}
+
+	/**
+	 * Starts before the web server takes requests, so that the services routes name are
+	 * being built when the first requests arrive, and stops after it stopped.
+	 */
+	@Override
+	public int getPhase() {
+		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
 	}
 
 	@Override
@@ -403,22 +414,39 @@ public final class ServiceRuntimes implements SmartLifecycle {
 
 	private void run(Runnable task) {
 		try {
-			this.thread.execute(() -> {
-				if (this.stopped) {
-					return;
-				}
-				try {
-					task.run();
-				}
-				catch (RuntimeException ex) {
-					logger.error("gateway-lb runtime task failed", ex);
-				}
-			});
+			this.thread.execute(safely(task));
 		}
 		catch (RuntimeException ex) {
 			// Shut down: nothing runs any more.
 			logger.debug("gateway-lb runtime thread is stopped; task dropped", ex);
 		}
+	}
+
+	private void schedule(Runnable task, Duration delay) {
+		try {
+			this.thread.schedule(safely(task), delay.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("gateway-lb runtime thread is stopped; task dropped", ex);
+		}
+	}
+
+	/**
+	 * Returns the task, made to log its failure instead of ending the thread's schedule,
+	 * and to do nothing once the registry stopped.
+	 */
+	private Runnable safely(Runnable task) {
+		return () -> {
+			if (this.stopped) {
+				return;
+			}
+			try {
+				task.run();
+			}
+			catch (RuntimeException ex) {
+				logger.error("gateway-lb runtime task failed", ex);
+			}
+		};
 	}
 
 	private Collection<Slot> distinctSlots() {
@@ -466,8 +494,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			slot.ready.complete(runtime);
 			return;
 		}
-		this.thread.schedule(() -> slot.ready.complete(slot.runtime), FIRST_POLL_TIMEOUT.toMillis(),
-				TimeUnit.MILLISECONDS);
+		schedule(() -> slot.ready.complete(slot.runtime), FIRST_POLL_TIMEOUT);
 		poll(slot);
 	}
 
@@ -504,14 +531,14 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	 * acquired its connection long before the first check.
 	 */
 	private void retire(Upstream upstream) {
-		this.thread.schedule(() -> {
+		schedule(() -> {
 			if (upstream.isIdle()) {
 				upstream.close().subscribe();
 			}
 			else {
 				retire(upstream);
 			}
-		}, RETIRE_CHECK.toMillis(), TimeUnit.MILLISECONDS);
+		}, RETIRE_CHECK);
 	}
 
 	private void pollAll() {
@@ -576,8 +603,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			slot.membership = next;
 			publish(runtime, before, after);
 			if (!departed.isEmpty()) {
-				this.thread.schedule(() -> closeDeparted(slot, departed), DEPARTED_GRACE.toMillis(),
-						TimeUnit.MILLISECONDS);
+				schedule(() -> closeDeparted(slot, departed), DEPARTED_GRACE);
 			}
 		}
 		slot.ready.complete(runtime);
