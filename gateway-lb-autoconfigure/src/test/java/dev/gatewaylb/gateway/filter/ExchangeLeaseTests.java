@@ -14,29 +14,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class ExchangeLeaseTests {
 
-	private final TestRuntimes fixture = new TestRuntimes(Map.of());
+	private final TwoEndpoints service = new TwoEndpoints();
 
-	private final ServiceRuntime runtime;
-
-	private final Snapshot<Member> snapshot;
-
-	ExchangeLeaseTests() {
-		this.fixture.instances.addAll(List.of(TestRuntimes.instance("a", 1), TestRuntimes.instance("b", 1)));
-		this.runtime = this.fixture.runtime("svc");
-		this.snapshot = this.runtime.snapshot();
-	}
+	private final Snapshot<Member> snapshot = this.service.snapshot;
 
 	@AfterEach
 	void stop() {
-		this.fixture.close();
+		this.service.close();
 	}
 
 	@Test
 	void releasesThePreviousAttemptWhenARetryPicksAgain() {
-		ExchangeLease lease = lease();
-		Attempt first = attempt(lease, 0);
+		ExchangeLease lease = this.service.lease();
+		Attempt first = this.service.attempt(lease, 0);
 		lease.hold(first);
-		Attempt retry = attempt(lease, 1);
+		Attempt retry = this.service.attempt(lease, 1);
 		lease.hold(retry);
 		assertThat(first.isReleased()).isTrue();
 		assertThat(retry.isReleased()).isFalse();
@@ -51,9 +43,9 @@ class ExchangeLeaseTests {
 
 	@Test
 	void releasesAnAttemptHandedToItAfterClose() {
-		ExchangeLease lease = lease();
+		ExchangeLease lease = this.service.lease();
 		lease.close();
-		Attempt late = attempt(lease, 0);
+		Attempt late = this.service.attempt(lease, 0);
 		lease.hold(late);
 		assertThat(late.isReleased()).isTrue();
 		assertThat(lease.attempt()).isNull();
@@ -62,8 +54,8 @@ class ExchangeLeaseTests {
 
 	@Test
 	void closesIdempotently() {
-		ExchangeLease lease = lease();
-		lease.hold(attempt(lease, 0));
+		ExchangeLease lease = this.service.lease();
+		lease.hold(this.service.attempt(lease, 0));
 		lease.close();
 		lease.close();
 		assertThat(this.snapshot.state(0).inFlight()).isZero();
@@ -71,27 +63,18 @@ class ExchangeLeaseTests {
 
 	@Test
 	void givesTheFirstAttemptTheWholeHeaderDeadlineAndARetryWhatIsLeft() {
-		ExchangeLease lease = lease();
-		Attempt first = attempt(lease, 0);
+		ExchangeLease lease = this.service.lease();
+		Attempt first = this.service.attempt(lease, 0);
 		lease.hold(first);
 		assertThat(lease.requestPrepared(first)).hasSeconds(30);
-		this.fixture.clock.addAndGet(12_000_000_000L);
-		Attempt retry = attempt(lease, 1);
+		this.service.fixture.clock.addAndGet(12_000_000_000L);
+		Attempt retry = this.service.attempt(lease, 1);
 		lease.hold(retry);
 		assertThat(lease.requestPrepared(retry)).hasSeconds(18);
-		assertThat(lease.hasTimeLeft(this.runtime, this.fixture.clock.get())).isTrue();
-		this.fixture.clock.addAndGet(18_000_000_000L);
-		assertThat(lease.hasTimeLeft(this.runtime, this.fixture.clock.get())).isFalse();
+		assertThat(lease.hasTimeLeft(this.service.runtime, this.service.fixture.clock.get())).isTrue();
+		this.service.fixture.clock.addAndGet(18_000_000_000L);
+		assertThat(lease.hasTimeLeft(this.service.runtime, this.service.fixture.clock.get())).isFalse();
 		lease.close();
-	}
-
-	private ExchangeLease lease() {
-		return new ExchangeLease(this.fixture.runtimes, null);
-	}
-
-	private Attempt attempt(ExchangeLease lease, int index) {
-		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), lease, this.runtime,
-				this.snapshot.value(index));
 	}
 
 }

@@ -29,33 +29,27 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class InFlightReleaseFilterTests {
 
-	private final TestRuntimes fixture = new TestRuntimes(Map.of());
+	private final TwoEndpoints service = new TwoEndpoints();
 
-	private final ServiceRuntime runtime;
-
-	private final Snapshot<Member> snapshot;
-
-	InFlightReleaseFilterTests() {
-		this.fixture.instances.addAll(List.of(TestRuntimes.instance("a", 1), TestRuntimes.instance("b", 1)));
-		this.runtime = this.fixture.runtime("svc");
-		this.snapshot = this.runtime.snapshot();
-	}
+	private final Snapshot<Member> snapshot = this.service.snapshot;
 
 	@AfterEach
 	void stop() {
-		this.fixture.close();
+		this.service.close();
 	}
 
 	@Test
 	void notesTheClientGoneAndReleasesTheAttemptWhenTheExchangeIsCancelled() {
 		MockServerWebExchange exchange = lbExchange();
 		AtomicReference<Attempt> attempt = new AtomicReference<>();
-		Disposable subscription = new InFlightReleaseFilter(this.fixture.runtimes).filter(exchange, (chained) -> {
-			ExchangeLease lease = chained.getAttribute(ExchangeLease.ATTRIBUTE);
-			attempt.set(attempt(lease, 0));
-			lease.hold(attempt.get());
-			return Mono.never();
-		}).subscribe();
+		Disposable subscription = new InFlightReleaseFilter(this.service.fixture.runtimes)
+			.filter(exchange, (chained) -> {
+				ExchangeLease lease = chained.getAttribute(ExchangeLease.ATTRIBUTE);
+				attempt.set(this.service.attempt(lease, 0));
+				lease.hold(attempt.get());
+				return Mono.never();
+			})
+			.subscribe();
 		assertThat(this.snapshot.state(0).inFlight()).isEqualTo(1);
 
 		subscription.dispose();
@@ -73,8 +67,8 @@ class InFlightReleaseFilterTests {
 
 	@Test
 	void chargesABodyThatBreaksOffWhileTheClientIsThere() {
-		ExchangeLease lease = new ExchangeLease(this.fixture.runtimes, null);
-		Attempt attempt = attempt(lease, 1);
+		ExchangeLease lease = new ExchangeLease(this.service.fixture.runtimes, null);
+		Attempt attempt = this.service.attempt(lease, 1);
 		lease.hold(attempt);
 		attempt.responseReceived(200);
 		attempt.responseFailed(PrematureCloseException.TEST_EXCEPTION);
@@ -85,8 +79,8 @@ class InFlightReleaseFilterTests {
 
 	@Test
 	void settlesAnAttemptOnceWhateverReportsIt() {
-		ExchangeLease lease = new ExchangeLease(this.fixture.runtimes, null);
-		Attempt attempt = attempt(lease, 1);
+		ExchangeLease lease = new ExchangeLease(this.service.fixture.runtimes, null);
+		Attempt attempt = this.service.attempt(lease, 1);
 		lease.hold(attempt);
 		attempt.responseReceived(503);
 		assertThat(attempt.settle(Outcome.Kind.SERVER_ERROR)).isTrue();
@@ -105,7 +99,7 @@ class InFlightReleaseFilterTests {
 		exchange.getAttributes()
 			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 					Route.async().id("plain").uri("http://example.org").predicate((e) -> true).build());
-		new InFlightReleaseFilter(this.fixture.runtimes).filter(exchange, (chained) -> Mono.empty()).block();
+		new InFlightReleaseFilter(this.service.fixture.runtimes).filter(exchange, (chained) -> Mono.empty()).block();
 		assertThat((Object) exchange.getAttribute(ExchangeLease.ATTRIBUTE)).isNull();
 	}
 
@@ -115,11 +109,6 @@ class InFlightReleaseFilterTests {
 			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 					Route.async().id("svc").uri("lb://svc").predicate((e) -> true).build());
 		return exchange;
-	}
-
-	private Attempt attempt(ExchangeLease lease, int index) {
-		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), lease, this.runtime,
-				this.snapshot.value(index));
 	}
 
 }
