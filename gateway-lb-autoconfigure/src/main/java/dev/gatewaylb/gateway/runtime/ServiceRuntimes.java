@@ -304,7 +304,8 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	/**
 	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
 	 * finish, and it stays drained while discovery keeps it. Takes effect before this
-	 * returns. Blocks for the runtime thread: not for event loops.
+	 * returns. Blocks for the runtime thread, and right after start-up for the service's
+	 * first instance list: not for event loops.
 	 * @param serviceId the id in any spelling
 	 * @param address the endpoint's {@code host:port}
 	 * @param drain whether to drain
@@ -316,6 +317,9 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			return false;
 		}
 		try {
+			// Right after start-up, discovery's first answer may not be in yet: the
+			// endpoint to drain is not known before it.
+			slot.ready.get(FIRST_POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 			return this.thread.submit(() -> {
 				ServiceRuntime runtime = slot.runtime;
 				if (runtime == null) {
