@@ -67,8 +67,8 @@ import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
  * Targets: at most 150 ns per request, and at most one allocation besides the lease
  * ({@code gc.alloc.rate.norm} of {@code -prof gc}). With compressed oops (this
  * benchmark's 1 GiB heap) the lease is one object of 80 B (its current attempt is a field
- * updated through a {@code VarHandle}), which {@code leaseAlone} shows; the attempt is one
- * object of 64 B. A request that allocates nothing else allocates 144 B.
+ * updated through a {@code VarHandle}), which {@code leaseAlone} shows; the attempt is
+ * one object of 64 B. A request that allocates nothing else allocates 144 B.
  * <p>
  * The services' runtimes are built as production builds them ({@link Fixtures#runtimes}),
  * once per trial, and every endpoint carries 0 to 3 requests in flight (seeded, as in
