@@ -19,6 +19,8 @@ import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -33,8 +35,14 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * gateway-lb tracks appears from start-up: those routes name, those configured under
  * {@code gateway.lb.services}, split targets, and any other once a request named it; its
  * endpoints appear as soon as discovery listed them.
+ * <p>
+ * Read-only unless {@code management.endpoint.gatewaylb.access} is {@code unrestricted}:
+ * draining answers 503 to everyone, so it must be a deliberate choice. A split's override
+ * header is named only to an authenticated reader: knowing it lets nobody move (only
+ * {@code override-trusted-clients} do), but it is one fewer thing for an anonymous reader
+ * to probe.
  */
-@Endpoint(id = "gatewaylb")
+@Endpoint(id = "gatewaylb", defaultAccess = Access.READ_ONLY)
 public class GatewayLbEndpoint {
 
 	private final ServiceRuntimes runtimes;
@@ -57,14 +65,20 @@ public class GatewayLbEndpoint {
 
 	/**
 	 * Returns every service and split.
+	 * @param reader who reads: split override headers are named to authenticated readers
+	 * only
 	 * @return the report
 	 */
 	@ReadOperation
-	public GatewayLbReport report() {
+	public GatewayLbReport report(SecurityContext reader) {
+		boolean authenticated = reader.getPrincipal() != null;
 		Map<String, ServiceReport> services = new TreeMap<>();
 		this.runtimes.all().forEach((runtime) -> services.put(runtime.id(), service(runtime)));
 		Map<String, SplitReport> splits = new TreeMap<>();
-		this.settings.get().splits().values().forEach((split) -> splits.put(split.split().name(), split(split)));
+		this.settings.get()
+			.splits()
+			.values()
+			.forEach((split) -> splits.put(split.split().name(), split(split, authenticated)));
 		return new GatewayLbReport(this.settings.generation(), this.settings.lastError(),
 				new RefreshReport(this.settings.appliedRefreshes(), this.settings.rejectedRefreshes()), services,
 				splits);
@@ -73,12 +87,13 @@ public class GatewayLbEndpoint {
 	/**
 	 * Returns one service or split.
 	 * @param name a service id or a split name
+	 * @param reader who reads
 	 * @return the service's or the split's report, or {@code null} (404) if there is
 	 * neither
 	 */
 	@ReadOperation
-	public @Nullable Object one(@Selector String name) {
-		GatewayLbReport report = report();
+	public @Nullable Object one(@Selector String name, SecurityContext reader) {
+		GatewayLbReport report = report(reader);
 		for (Map.Entry<String, SplitReport> split : report.splits().entrySet()) {
 			if (split.getKey().equalsIgnoreCase(name)) {
 				return split.getValue();
@@ -144,7 +159,7 @@ public class GatewayLbEndpoint {
 		return snapshot.state(index).isHealthy() ? "healthy" : "unhealthy";
 	}
 
-	private SplitReport split(SplitSettings settings) {
+	private SplitReport split(SplitSettings settings, boolean authenticated) {
 		Split split = settings.split();
 		Map<String, Long> counts = this.splitCounters.counts(split.name());
 		List<TargetReport> targets = split.targets()
@@ -152,8 +167,9 @@ public class GatewayLbEndpoint {
 			.map((target) -> new TargetReport(target.service(), target.weight(),
 					counts.getOrDefault(target.service(), 0L)))
 			.toList();
-		return new SplitReport(targets, (settings.sticky() != null) ? settings.sticky().name() : null,
-				settings.overrideHeader());
+		String header = settings.overrideHeader();
+		return new SplitReport(targets, (settings.sticky() != null) ? settings.sticky().name() : null, header != null,
+				authenticated ? header : null, settings.overrideTrustedClients().size());
 	}
 
 	private static String name(Enum<?> value) {
@@ -238,10 +254,13 @@ public class GatewayLbEndpoint {
 	 *
 	 * @param targets the targets in order
 	 * @param stickyCookie the affinity cookie's name, or {@code null}
-	 * @param overrideHeader the override header, or {@code null}
+	 * @param override whether the split has an override header
+	 * @param overrideHeader the override header, to authenticated readers only, else
+	 * {@code null}
+	 * @param overrideTrustedNetworks how many networks are trusted to override
 	 */
-	public record SplitReport(List<TargetReport> targets, @Nullable String stickyCookie,
-			@Nullable String overrideHeader) {
+	public record SplitReport(List<TargetReport> targets, @Nullable String stickyCookie, boolean override,
+			@Nullable String overrideHeader, int overrideTrustedNetworks) {
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.gatewaylb.config;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
@@ -16,10 +17,15 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param sticky Affinity cookie that keeps a client on the target it was first sent to.
  * Absent: every request is split on its own.
  * @param overrideHeader Request header that names the target to use, for testers. A value
- * that is not one of the split's targets is ignored. Absent: no override.
+ * that is not one of the split's targets is ignored, and the header is removed before the
+ * request is forwarded, whoever sent it. Absent: no override.
+ * @param overrideTrustedClients Networks (IP addresses or CIDRs) of the clients whose
+ * override header is honoured, matched against the client's address as resolved through
+ * trusted-proxies. Empty: nobody's.
  */
 public record SplitProperties(@Nullable Map<String, Integer> targets,
-		@NestedConfigurationProperty @Nullable StickyProperties sticky, @Nullable String overrideHeader) {
+		@NestedConfigurationProperty @Nullable StickyProperties sticky, @Nullable String overrideHeader,
+		@Nullable List<Cidr> overrideTrustedClients) {
 
 	public SplitProperties {
 		// LinkedHashMap.copyOf does not exist; keep the configuration order of the
@@ -33,6 +39,11 @@ public record SplitProperties(@Nullable Map<String, Integer> targets,
 		if (overrideHeader != null && !ServiceProperties.TOKEN.matcher(overrideHeader).matches()) {
 			throw new IllegalArgumentException("override-header: '" + overrideHeader + "' (expected: a header name)");
 		}
+	}
+
+	@Override
+	public List<Cidr> overrideTrustedClients() {
+		return (this.overrideTrustedClients != null) ? List.copyOf(this.overrideTrustedClients) : List.of();
 	}
 
 	@Override

@@ -62,7 +62,8 @@ class MembershipIT extends GatewayIntegrationTest {
 			.route("early")
 			.route("shuffled")
 			.set("spring.cloud.loadbalancer.cache.enabled", false)
-			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
 
 	@AfterAll

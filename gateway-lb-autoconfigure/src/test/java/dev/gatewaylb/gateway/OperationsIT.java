@@ -57,7 +57,8 @@ class OperationsIT extends GatewayIntegrationTest {
 			.instances("ops", backends, 1, 1, 1)
 			.route("shop")
 			.set("gateway.lb.splits.shop.targets.ops", 1)
-			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
 
 	@Autowired

@@ -50,11 +50,17 @@ class SplitIT extends GatewayIntegrationTest {
 			.set("gateway.lb.splits.shop.sticky.max-age", "1h")
 			.set("gateway.lb.splits.shop.sticky.same-site", "strict")
 			.set("gateway.lb.splits.shop.override-header", "X-Gateway-Target")
+			// The test client connects from loopback: trusted to override shop's target.
+			.set("gateway.lb.splits.shop.override-trusted-clients[0]", "127.0.0.1/32")
 			.route("flip")
 			.instances("flip-blue", blue)
 			.instances("flip-green", green)
 			.set("gateway.lb.splits.flip.targets.flip-blue", 100)
 			.set("gateway.lb.splits.flip.targets.flip-green", 0)
+			.set("gateway.lb.splits.flip.override-header", "X-Gateway-Target")
+			// flip's testers sit behind a proxy (the test client) in 203.0.113.0/24.
+			.set("gateway.lb.splits.flip.override-trusted-clients[0]", "203.0.113.0/24")
+			.set("gateway.lb.trusted-proxies[0]", "127.0.0.1/32")
 			.route("pinned")
 			.instances("pinned-all", List.of(stable.get(0), stable.get(1), canary.get(0), canary.get(1)))
 			.set("gateway.lb.services.pinned-all.algorithm", "consistent-hash")
@@ -139,7 +145,7 @@ class SplitIT extends GatewayIntegrationTest {
 	}
 
 	@Test
-	void followsTheOverrideHeaderForItsOwnTargetsOnly() {
+	void followsTheOverrideHeaderOfATrustedClientForItsOwnTargetsOnlyAndStripsIt() {
 		for (int i = 0; i < 20; i++) {
 			assertThat(target(this.client.getNow("/shop/", Map.of("X-Gateway-Target", "shop-canary"))))
 				.isEqualTo("canary");
@@ -147,6 +153,40 @@ class SplitIT extends GatewayIntegrationTest {
 		GatewayClient.Answer ignored = this.client.getNow("/shop/", Map.of("X-Gateway-Target", "flip-green"));
 		assertThat(ignored.status()).isEqualTo(200);
 		assertThat(ignored.backend()).matches("(stable|canary)-.");
+		assertThat(List.of(stable, canary)).allSatisfy(
+				(backends) -> assertThat(backends).noneMatch((backend) -> backend.sawHeader("X-Gateway-Target")));
+	}
+
+	@Test
+	void ignoresAndStripsTheOverrideHeaderOfAnUntrustedClient() {
+		// flip-green has weight 0: only an override could reach it.
+		int greenBefore = green.get(0).requests();
+		for (Map<String, String> headers : List.of(Map.of("X-Gateway-Target", "flip-green"),
+				Map.of("X-Gateway-Target", "flip-green", "X-Forwarded-For", "198.51.100.7"),
+				Map.of("X-Gateway-Target", "flip-green", "X-Forwarded-For", "203.0.113.9, 198.51.100.7"))) {
+			for (int i = 0; i < 10; i++) {
+				assertThat(this.client.getNow("/flip/", headers).backend()).as(headers.toString()).isEqualTo("blue");
+			}
+		}
+		assertThat(blue.get(0).sawHeader("X-Gateway-Target")).isFalse();
+		assertThat(green.get(0).requests()).isEqualTo(greenBefore);
+	}
+
+	@Test
+	void honoursTheOverrideHeaderOfATrustedClientBehindATrustedProxyAndStripsIt() {
+		Map<String, String> headers = Map.of("X-Gateway-Target", "flip-green", "X-Forwarded-For", "203.0.113.9");
+		for (int i = 0; i < 10; i++) {
+			assertThat(this.client.getNow("/flip/", headers).backend()).isEqualTo("green");
+		}
+		assertThat(green.get(0).sawHeader("X-Gateway-Target")).isFalse();
+	}
+
+	@Test
+	void marksTheCookieSecureWhenATrustedProxySaysTheClientCameOverHttps() {
+		String setCookie = this.client.getNow("/shop/", Map.of("X-Forwarded-Proto", "https")).setCookies().get(0);
+		assertThat(setCookie).containsIgnoringCase("; Secure");
+		assertThat(this.client.getNow("/shop/", Map.of("X-Forwarded-Proto", "http")).setCookies().get(0))
+			.doesNotContainIgnoringCase("secure");
 	}
 
 	@Test

@@ -1,6 +1,9 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +35,8 @@ final class TestBackend implements AutoCloseable {
 
 	private final AtomicInteger maxConnections = new AtomicInteger();
 
+	private final Set<String> headerNames = ConcurrentHashMap.newKeySet();
+
 	/**
 	 * The port the next backend tries first. Backends started one after the other get
 	 * ascending ports, so a service's endpoints are listed (by address) in the order a
@@ -49,6 +54,7 @@ final class TestBackend implements AutoCloseable {
 			channel.closeFuture().addListener((closed) -> this.connections.decrementAndGet());
 		}).handle((request, response) -> {
 			this.requests.incrementAndGet();
+			request.requestHeaders().names().forEach((header) -> this.headerNames.add(header.toLowerCase(Locale.ROOT)));
 			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
 			long delay = queryParameter(request.uri(), "delay", this.delayMillis.get());
 			long stall = queryParameter(request.uri(), "stall", 0);
@@ -142,6 +148,13 @@ final class TestBackend implements AutoCloseable {
 
 	int requests() {
 		return this.requests.get();
+	}
+
+	/**
+	 * Returns whether any request this backend served carried the header.
+	 */
+	boolean sawHeader(String name) {
+		return this.headerNames.contains(name.toLowerCase(Locale.ROOT));
 	}
 
 	void reset() {

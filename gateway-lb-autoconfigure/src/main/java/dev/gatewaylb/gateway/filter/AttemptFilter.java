@@ -122,7 +122,8 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 		GatewayLbSettings current = this.settings.get();
 		SplitSettings split = current.splits().isEmpty() ? null : current.split(service);
 		if (split != null) {
-			service = this.splits.route(exchange, split, lease);
+			service = this.splits.route(exchange, split, lease, current.trustedProxies());
+			exchange = SplitRouting.withoutOverride(exchange, split);
 		}
 		lease.route(exchange, chain, url, schemePrefix, this);
 		ServiceRuntime runtime = this.runtimes.find(service);

@@ -55,7 +55,7 @@ final class ClientAddresses {
 		return hop.getHostAddress();
 	}
 
-	private static boolean trusted(InetAddress address, List<Cidr> trustedProxies) {
+	static boolean trusted(InetAddress address, List<Cidr> trustedProxies) {
 		for (Cidr network : trustedProxies) {
 			if (network.contains(address)) {
 				return true;

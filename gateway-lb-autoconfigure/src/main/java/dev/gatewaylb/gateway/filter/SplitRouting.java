@@ -1,5 +1,10 @@
 package dev.gatewaylb.gateway.filter;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.split.AffinityCookie;
@@ -17,10 +22,17 @@ import org.springframework.web.server.ServerWebExchange;
  * The key of the weighted choice is the affinity cookie's value when the split is sticky,
  * else the request id. A sticky request without a well-formed value gets a new one, which
  * is also the key of this very request, so a session's first request lands where the rest
- * will; {@code Set-Cookie} is sent only then. The value also becomes the consistent-hash
- * key of the chosen target, so a session pins one endpoint when the target balances with
- * {@code consistent-hash}. Never throws on a malformed request: an unreadable cookie is a
- * missing one.
+ * will; {@code Set-Cookie} is sent only then, with {@code Secure} when the request came
+ * over HTTPS (to the gateway, or to a trusted proxy that says so in
+ * {@code X-Forwarded-Proto}). The value also becomes the consistent-hash key of the
+ * chosen target, so a session pins one endpoint when the target balances with
+ * {@code consistent-hash}.
+ * <p>
+ * The override header moves a request only when its client, as resolved through the
+ * trusted proxies, is in the split's {@code override-trusted-clients}; whoever sent it,
+ * the header is removed before the request is forwarded. Never throws on a malformed
+ * request: an unreadable cookie is a missing one, an unknown target or an unreadable
+ * address is no override.
  */
 final class SplitRouting {
 
@@ -39,13 +51,15 @@ final class SplitRouting {
 	 * @param exchange the exchange
 	 * @param split the split its URL names
 	 * @param lease the exchange's lease
+	 * @param trustedProxies the networks whose forwarding headers are believed
 	 * @return the target's service id
 	 */
-	String route(ServerWebExchange exchange, SplitSettings split, ExchangeLease lease) {
+	String route(ServerWebExchange exchange, SplitSettings split, ExchangeLease lease, List<Cidr> trustedProxies) {
 		ServerHttpRequest request = exchange.getRequest();
-		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky()) : null;
+		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), lease, trustedProxies)
+				: null;
 		Split choice = split.split();
-		int target = overridden(request, split);
+		int target = overridden(request, split, lease, trustedProxies);
 		if (target < 0) {
 			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
 		}
@@ -58,28 +72,84 @@ final class SplitRouting {
 	}
 
 	/**
+	 * Returns the exchange without the split's override header, so that no backend ever
+	 * learns the header's name or acts on it: the exchange itself when the request does
+	 * not carry it, the common case, which allocates nothing.
+	 * @param exchange the exchange
+	 * @param split the split its URL names
+	 * @return the exchange to forward
+	 */
+	static ServerWebExchange withoutOverride(ServerWebExchange exchange, SplitSettings split) {
+		String header = split.overrideHeader();
+		if (header == null || !exchange.getRequest().getHeaders().containsHeader(header)) {
+			return exchange;
+		}
+		return exchange.mutate().request((request) -> request.headers((headers) -> headers.remove(header))).build();
+	}
+
+	/**
 	 * Returns the request's well-formed affinity value, or mints one and sets the cookie.
 	 */
-	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky) {
+	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky, ExchangeLease lease,
+			List<Cidr> trustedProxies) {
 		String presented = Cookies.first(exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE), sticky.name());
 		if (AffinityCookie.isValid(presented)) {
 			return presented;
 		}
 		String value = this.affinity.mint();
-		exchange.getResponse().addCookie(sticky.toResponseCookie(value));
+		boolean secure = sticky.secure() || cameOverHttps(exchange.getRequest(), lease, trustedProxies);
+		exchange.getResponse().addCookie(sticky.toResponseCookie(value, secure));
 		return value;
 	}
 
 	/**
-	 * Returns the index of the target the override header names, or -1.
+	 * Returns whether the client reached the gateway over HTTPS: its own connection is
+	 * TLS, or the request URL says {@code https} (Spring's forwarded-header support), or
+	 * the connection's peer is a trusted proxy whose {@code X-Forwarded-Proto} starts
+	 * with {@code https}. A client that is not a trusted proxy cannot make the gateway
+	 * believe the header.
 	 */
-	private static int overridden(ServerHttpRequest request, SplitSettings split) {
+	static boolean cameOverHttps(ServerHttpRequest request, ExchangeLease lease, List<Cidr> trustedProxies) {
+		if (request.getSslInfo() != null || "https".equalsIgnoreCase(request.getURI().getScheme())) {
+			return true;
+		}
+		String proto = request.getHeaders().getFirst("X-Forwarded-Proto");
+		if (proto == null || trustedProxies.isEmpty()) {
+			return false;
+		}
+		InetSocketAddress peer = lease.remoteAddress();
+		InetAddress peerAddress = (peer != null) ? peer.getAddress() : null;
+		if (peerAddress == null || !ClientAddresses.trusted(peerAddress, trustedProxies)) {
+			return false;
+		}
+		// The first value is the one the client-facing proxy wrote.
+		int comma = proto.indexOf(',');
+		String first = ((comma < 0) ? proto : proto.substring(0, comma)).trim();
+		return "https".equalsIgnoreCase(first);
+	}
+
+	/**
+	 * Returns the index of the target the override header names, when its sender is
+	 * trusted, or -1.
+	 */
+	private static int overridden(ServerHttpRequest request, SplitSettings split, ExchangeLease lease,
+			List<Cidr> trustedProxies) {
 		String header = split.overrideHeader();
-		if (header == null) {
+		if (header == null || split.overrideTrustedClients().isEmpty()) {
 			return -1;
 		}
 		@Nullable String named = request.getHeaders().getFirst(header);
-		return (named != null) ? split.split().indexOf(named.trim()) : -1;
+		if (named == null) {
+			return -1;
+		}
+		int target = split.split().indexOf(named.trim());
+		if (target < 0) {
+			return -1;
+		}
+		String client = ClientAddresses.resolve(lease.remoteAddress(), request.getHeaders().get("X-Forwarded-For"),
+				trustedProxies);
+		InetAddress address = (client != null) ? Cidr.parseAddress(client) : null;
+		return (address != null && split.trustsOverrideFrom(address)) ? target : -1;
 	}
 
 }

@@ -172,7 +172,7 @@ final class SettingsMapper {
 				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
 						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
 				: null;
-		return new SplitSettings(compiled, cookie, split.overrideHeader());
+		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients());
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {

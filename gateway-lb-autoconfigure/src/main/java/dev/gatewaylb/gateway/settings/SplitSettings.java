@@ -1,9 +1,12 @@
 package dev.gatewaylb.gateway.settings;
 
+import java.net.InetAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
+import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -15,11 +18,30 @@ import org.springframework.http.ResponseCookie;
  * @param split the compiled weighted choice
  * @param sticky the affinity cookie, or {@code null} for a fresh choice per request
  * @param overrideHeader the header testers use to force a target, or {@code null}
+ * @param overrideTrustedClients the networks whose override is honoured, empty for
+ * nobody's
  */
-public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader) {
+public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
+		List<Cidr> overrideTrustedClients) {
 
 	public SplitSettings {
 		Objects.requireNonNull(split, "split");
+		overrideTrustedClients = List.copyOf(overrideTrustedClients);
+	}
+
+	/**
+	 * Returns whether a client at {@code address} may choose the target with the override
+	 * header.
+	 * @param address the client's address as resolved through the trusted proxies
+	 * @return whether one of {@link #overrideTrustedClients()} contains it
+	 */
+	public boolean trustsOverrideFrom(InetAddress address) {
+		for (Cidr network : this.overrideTrustedClients) {
+			if (network.contains(address)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -38,12 +60,14 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 		/**
 		 * Returns the {@code Set-Cookie} of a freshly minted value.
 		 * @param value the value
+		 * @param secure whether to mark it {@code Secure} even if {@link #secure()} is
+		 * off: the request came over HTTPS
 		 * @return the cookie
 		 */
-		public ResponseCookie toResponseCookie(String value) {
+		public ResponseCookie toResponseCookie(String value, boolean secure) {
 			ResponseCookie.ResponseCookieBuilder cookie = ResponseCookie.from(this.name, value)
 				.path(this.path)
-				.secure(this.secure)
+				.secure(this.secure || secure)
 				.httpOnly(this.httpOnly)
 				.sameSite(this.sameSite);
 			if (!this.maxAge.isZero()) {
