@@ -117,6 +117,19 @@ class GatewayLbSettingsTests {
 		assertThat(bind(values)).isNotEqualTo(before);
 	}
 
+	@ParameterizedTest(name = "same-site {0}, secure {1} -> {2}")
+	@CsvSource(delimiter = '|', textBlock = """
+			None   | true  | GWLB=v; Path=/; Secure; HttpOnly; SameSite=None
+			Lax    | false | GWLB=v; Path=/; HttpOnly; SameSite=Lax
+			strict | true  | GWLB=v; Path=/; Secure; HttpOnly; SameSite=Strict
+			""")
+	void buildsTheAffinityCookieWithItsAttributes(String sameSite, String secure, String setCookie) {
+		GatewayLbSettings settings = bind(Map.of("gateway.lb.splits.shop.targets.a", "1",
+				"gateway.lb.splits.shop.sticky.cookie", "GWLB", "gateway.lb.splits.shop.sticky.same-site", sameSite,
+				"gateway.lb.splits.shop.sticky.secure", secure));
+		assertThat(settings.splits().get("shop").sticky().toResponseCookie("v")).hasToString(setCookie);
+	}
+
 	static GatewayLbSettings bind(Map<String, Object> values) {
 		return GatewayLbSettings.bind(environment(values));
 	}
