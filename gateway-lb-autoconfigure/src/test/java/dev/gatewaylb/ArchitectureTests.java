@@ -1,11 +1,15 @@
 package dev.gatewaylb;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
-import dev.gatewaylb.config.Cidr;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.gatewaylb.config.Cidr;
+import dev.gatewaylb.split.Cookies;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
@@ -113,6 +117,32 @@ class ArchitectureTests {
 			.dependOnClassesThat()
 			.resideInAPackage("dev.gatewaylb.autoconfigure..")
 			.allowEmptyShould(true)
+			.check(CLASSES);
+	}
+
+	@Test
+	void theRequestHeaderParsersNeverAskAResolver() {
+		// Cidr parses addresses from X-Forwarded-For on an event loop: a DNS query there
+		// would block it, once per request, for a name the client chose. Names resolve
+		// through these methods, and a reverse lookup through getHostName.
+		noClasses().that()
+			.belongToAnyOf(Cidr.class, Cookies.class)
+			.or()
+			.haveFullyQualifiedName("dev.gatewaylb.gateway.filter.ClientAddresses")
+			.should()
+			.callMethod(InetAddress.class, "getByName", String.class)
+			.orShould()
+			.callMethod(InetAddress.class, "getAllByName", String.class)
+			.orShould()
+			.callMethod(InetAddress.class, "getHostName")
+			.orShould()
+			.callMethod(InetAddress.class, "getCanonicalHostName")
+			.orShould()
+			.callMethod(InetAddress.class, "getLocalHost")
+			.orShould()
+			.callConstructor(InetSocketAddress.class, String.class, int.class)
+			.orShould()
+			.callMethod(InetSocketAddress.class, "getHostName")
 			.check(CLASSES);
 	}
 

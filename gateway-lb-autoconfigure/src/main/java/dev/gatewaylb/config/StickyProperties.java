@@ -14,7 +14,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param path Path attribute of the cookie.
  * @param secure Whether the cookie is sent over HTTPS only.
  * @param httpOnly Whether the cookie is hidden from scripts.
- * @param sameSite SameSite attribute of the cookie: Strict, Lax or None.
+ * @param sameSite SameSite attribute of the cookie: Strict, Lax or None. None requires
+ * secure, since browsers drop a SameSite=None cookie without Secure.
  */
 public record StickyProperties(String cookie, @DefaultValue("0s") Duration maxAge, @DefaultValue("/") String path,
 		@DefaultValue("false") boolean secure, @DefaultValue("true") boolean httpOnly,
@@ -31,6 +32,12 @@ public record StickyProperties(String cookie, @DefaultValue("0s") Duration maxAg
 		}
 		if (path.isEmpty() || path.charAt(0) != '/' || path.chars().anyMatch((c) -> c < 0x21 || c == ';' || c > 0x7e)) {
 			throw new IllegalArgumentException("path: '" + path + "' (expected: a path starting with /)");
+		}
+		if (sameSite == SameSite.NONE && !secure) {
+			// Browsers drop a SameSite=None cookie that is not Secure, so the gateway
+			// would mint a new value, and make a new choice, on every request.
+			throw new IllegalArgumentException(
+					"same-site: None with secure: false (expected: secure: true, browsers drop a SameSite=None cookie without Secure)");
 		}
 	}
 
@@ -50,7 +57,8 @@ public record StickyProperties(String cookie, @DefaultValue("0s") Duration maxAg
 		LAX,
 
 		/**
-		 * Sent with every request; browsers require {@code secure} with it.
+		 * Sent with every request, cross-site ones included; only with {@code secure},
+		 * which browsers require with it and binding enforces.
 		 */
 		NONE
 

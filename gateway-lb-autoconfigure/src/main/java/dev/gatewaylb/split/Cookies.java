@@ -28,11 +28,11 @@ public final class Cookies {
 	 * @param name the cookie name, matched exactly
 	 * @return the value, possibly empty, or {@code null} when no pair has that name
 	 */
-	public static @Nullable String first(@Nullable List<String> headerLines, String name) {
+	public static @Nullable String first(@Nullable List<? extends @Nullable CharSequence> headerLines, String name) {
 		if (headerLines == null) {
 			return null;
 		}
-		for (String line : headerLines) {
+		for (CharSequence line : headerLines) {
 			String value = (line != null) ? first(line, name) : null;
 			if (value != null) {
 				return value;
@@ -43,23 +43,37 @@ public final class Cookies {
 
 	/**
 	 * Returns the value of the first cookie called {@code name} in one header line.
+	 * <p>
+	 * Linear in the line's length: each pair is scanned once for its {@code ;} and its
+	 * first {@code =}, so a search never runs past the pair it is in (an unbounded search
+	 * for {@code =} would cross every later pair of a line of {@code ;} without
+	 * {@code =}, quadratic in the line). The line is read through
+	 * {@link CharSequence#charAt(int)} only, plus one
+	 * {@link CharSequence#subSequence(int, int)} for the value returned.
 	 * @param line one {@code Cookie} header value
 	 * @param name the cookie name, matched exactly
 	 * @return the value, possibly empty, or {@code null} when no pair has that name
 	 */
-	public static @Nullable String first(String line, String name) {
+	public static @Nullable String first(CharSequence line, String name) {
 		int length = line.length();
 		int start = 0;
 		while (start < length) {
-			int end = line.indexOf(';', start);
-			if (end < 0) {
-				end = length;
+			int end = start;
+			int equals = -1;
+			while (end < length) {
+				char c = line.charAt(end);
+				if (c == ';') {
+					break;
+				}
+				if (c == '=' && equals < 0) {
+					equals = end;
+				}
+				end++;
 			}
-			int equals = line.indexOf('=', start);
-			if (equals >= 0 && equals < end) {
+			if (equals >= 0) {
 				int nameStart = skipBlanks(line, start, equals);
 				int nameEnd = trimBlanks(line, nameStart, equals);
-				if (nameEnd - nameStart == name.length() && line.regionMatches(nameStart, name, 0, name.length())) {
+				if (nameEnd - nameStart == name.length() && regionMatches(line, nameStart, name)) {
 					int valueStart = skipBlanks(line, equals + 1, end);
 					int valueEnd = trimBlanks(line, valueStart, end);
 					if (valueEnd - valueStart >= 2 && line.charAt(valueStart) == '"'
@@ -67,7 +81,7 @@ public final class Cookies {
 						valueStart++;
 						valueEnd--;
 					}
-					return line.substring(valueStart, valueEnd);
+					return line.subSequence(valueStart, valueEnd).toString();
 				}
 			}
 			start = end + 1;
@@ -75,14 +89,23 @@ public final class Cookies {
 		return null;
 	}
 
-	private static int skipBlanks(String line, int from, int to) {
+	private static boolean regionMatches(CharSequence line, int from, String name) {
+		for (int i = 0; i < name.length(); i++) {
+			if (line.charAt(from + i) != name.charAt(i)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static int skipBlanks(CharSequence line, int from, int to) {
 		while (from < to && isBlank(line.charAt(from))) {
 			from++;
 		}
 		return from;
 	}
 
-	private static int trimBlanks(String line, int from, int to) {
+	private static int trimBlanks(CharSequence line, int from, int to) {
 		while (to > from && isBlank(line.charAt(to - 1))) {
 			to--;
 		}

@@ -143,6 +143,7 @@ class GatewayLbAutoConfigurationTests {
 					a negative weight  | gateway.lb.splits.shop.targets.a=-3 | gateway.lb.splits.shop | targets.a: -3 (expected: >= 0)
 					a bad same-site    | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=c,gateway.lb.splits.shop.sticky.same-site=sometimes | gateway.lb.splits.shop.sticky.same-site | sometimes
 					a negative max-age | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=c,gateway.lb.splits.shop.sticky.max-age=-1s | gateway.lb.splits.shop.sticky | max-age: -1s
+					SameSite=None, not Secure | gateway.lb.splits.shop.targets.a=1,gateway.lb.splits.shop.sticky.cookie=c,gateway.lb.splits.shop.sticky.same-site=none | gateway.lb.splits.shop.sticky | same-site: None with secure: false
 					no targets         | gateway.lb.splits.shop.override-header=X-Target | gateway.lb.splits.shop.targets | weights sum to more than 0
 					""")
 	void failsStartUpOnAnInvalidSplitNamingTheProperty(String mistake, String properties, String named, String reason) {

@@ -101,6 +101,25 @@ class GatewayLbPropertiesBinderTests {
 		});
 	}
 
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|', nullValues = "NULL", textBlock = """
+			secure left unset   | NULL
+			secure set to false | false
+			""")
+	void rejectsASameSiteNoneCookieThatIsNotSecure(String description, String secure) {
+		Map<String, Object> values = new HashMap<>(
+				Map.of("gateway.lb.splits.shop.sticky.cookie", "c", "gateway.lb.splits.shop.sticky.same-site", "None"));
+		if (secure != null) {
+			values.put("gateway.lb.splits.shop.sticky.secure", secure);
+		}
+		assertThatExceptionOfType(BindException.class).isThrownBy(() -> bind(values)).satisfies((ex) -> {
+			assertThat(ex.getName()).hasToString("gateway.lb.splits.shop.sticky");
+			assertThat(fullMessage(ex)).contains("same-site: None with secure: false (expected: secure: true");
+		});
+		values.put("gateway.lb.splits.shop.sticky.secure", "true");
+		assertThat(bind(values).splits().get("shop").sticky().sameSite()).isEqualTo(StickyProperties.SameSite.NONE);
+	}
+
 	@Test
 	void parsesTrustedProxiesAsNetworks() throws Exception {
 		GatewayLbProperties properties = bind(

@@ -29,6 +29,9 @@ class CookiesTests {
 			noequals; GWLB=abc                | abc
 			;;;=;GWLB=abc;;                   | abc
 			a=b=c; GWLB=x=y                   | x=y
+			GWLB;a=1                          | NULL
+			GWLB; GWLB=2                      | 2
+			'GWLB	=	"q"	'                  | q
 			gwlb=abc                          | NULL
 			''                                | NULL
 			""")

@@ -117,6 +117,20 @@ class GatewayLbSettingsTests {
 		assertThat(bind(values)).isNotEqualTo(before);
 	}
 
+	@ParameterizedTest(name = "same-site {0}, secure {1}, over HTTPS {2} -> {3}")
+	@CsvSource(delimiter = '|', textBlock = """
+			None   | true  | false | GWLB=v; Path=/; Secure; HttpOnly; SameSite=None
+			Lax    | false | false | GWLB=v; Path=/; HttpOnly; SameSite=Lax
+			Lax    | false | true  | GWLB=v; Path=/; Secure; HttpOnly; SameSite=Lax
+			strict | true  | false | GWLB=v; Path=/; Secure; HttpOnly; SameSite=Strict
+			""")
+	void buildsTheAffinityCookieWithItsAttributes(String sameSite, String secure, boolean overHttps, String setCookie) {
+		GatewayLbSettings settings = bind(Map.of("gateway.lb.splits.shop.targets.a", "1",
+				"gateway.lb.splits.shop.sticky.cookie", "GWLB", "gateway.lb.splits.shop.sticky.same-site", sameSite,
+				"gateway.lb.splits.shop.sticky.secure", secure));
+		assertThat(settings.splits().get("shop").sticky().toResponseCookie("v", overHttps)).hasToString(setCookie);
+	}
+
 	static GatewayLbSettings bind(Map<String, Object> values) {
 		return GatewayLbSettings.bind(environment(values));
 	}
