@@ -187,9 +187,24 @@ class BoundedLoadTests {
 		}
 	}
 
+	@ParameterizedTest(name = "factor {0}, loads {1}, {2}, {3}")
+	@CsvSource({ "2.2, 33, 6, 5", "1.8, 15, 5, 4", "1.35, 9, 5, 5" })
+	void takesABoundThatIsAWholeNumberAsItIs(double factor, int ownerLoad, int successorLoad, int thirdLoad) {
+		// ceil(2.2 x 45 / 3) = 33, yet 2.2 x 45 / 3 is 33.00000000000001 in doubles;
+		// likewise 1.8 x (25 / 3) and 1.35 x (20 / 3): a bound computed in floating point
+		// would be one too high and keep the owner.
+		Snapshot<Endpoint> snapshot = bounded(factor, 1, 1, 1).snapshot();
+		int[] order = ringOrder(KEY, TestBalancers.endpoints(1, 1, 1));
+		hold(snapshot, order[0], ownerLoad);
+		hold(snapshot, order[1], successorLoad);
+		hold(snapshot, order[2], thirdLoad);
+		assertThat(snapshot.select(KEY)).isEqualTo(order[1]);
+		release(order[0], 1);
+		hold(snapshot, order[2], 1);
+		assertThat(snapshot.select(KEY)).isEqualTo(order[0]);
+	}
+
 	static Stream<Arguments> factorsAndWeights() {
-		// 1.1 and 1.2 make bounds that are whole numbers in decimals but not in binary
-		// floating point (1.1 x 20 / 2 is 11.000000000000002 in doubles).
 		return Stream.of("1.1", "1.2", "1.25", "1.5", "2", "3.75")
 			.flatMap((factor) -> Stream.of("1,1,1", "3,1,2", "1,1").map((weights) -> Arguments.of(factor, weights)));
 	}
