@@ -43,8 +43,8 @@ import org.jspecify.annotations.Nullable;
  * least-requests, and walks the ring. The counts are read one at a time while requests
  * come and go, and a pick claims its endpoint after selecting it, so two racing picks may
  * both see an endpoint one below its bound and both take it: the bound holds up to the
- * picks that race, as HAProxy's does. Nothing is written, so a stale read costs at most
- * one request over the bound or one spill too many, never a lost count.
+ * picks that race, as HAProxy's does. Nothing is written, so a stale read costs one
+ * request over the bound or one spill too many, never a lost or corrupted count.
  *
  * @see <a href="https://github.com/RJ/ketama">ketama</a>
  * @see <a href="https://arxiv.org/abs/1608.01350">Mirrokni, Thorup, Zadimoghaddam:
