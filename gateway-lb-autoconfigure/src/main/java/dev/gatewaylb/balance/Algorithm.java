@@ -22,7 +22,8 @@ public enum Algorithm {
 
 	/**
 	 * Ketama ring, 160 points per unit of weight; a request without a key falls back to
-	 * round-robin.
+	 * round-robin. With a hash-balance-factor, a key whose endpoint is at its bounded
+	 * load moves on along the ring.
 	 */
 	CONSISTENT_HASH,
 

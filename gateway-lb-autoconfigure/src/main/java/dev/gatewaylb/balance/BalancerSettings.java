@@ -8,11 +8,15 @@ import java.util.Objects;
  * @param algorithm the algorithm
  * @param slowStartNanos ramp window for endpoints that join a serving set, 0 for none
  * @param ewmaDecayNanos time constant of the peak-EWMA decay, {@code > 0}
+ * @param hashBalanceFactor the bounded-load factor of consistent hashing: 0 for off,
+ * otherwise {@code > 1} (an endpoint takes at most this factor times its share of the
+ * requests in flight); other algorithms ignore it
  */
-public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos) {
+public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos,
+		double hashBalanceFactor) {
 
 	/**
-	 * Round-robin, no slow start, a 10 s EWMA decay.
+	 * Round-robin, no slow start, a 10 s EWMA decay, no bounded load.
 	 */
 	public static final BalancerSettings DEFAULTS = new BalancerSettings(Algorithm.ROUND_ROBIN, 0, 10_000_000_000L);
 
@@ -24,6 +28,31 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 		if (ewmaDecayNanos <= 0) {
 			throw new IllegalArgumentException("decay: " + ewmaDecayNanos + "ns (expected: > 0)");
 		}
+		if (!isValidHashBalanceFactor(hashBalanceFactor)) {
+			throw new IllegalArgumentException(
+					"hash-balance-factor: " + hashBalanceFactor + " (expected: 0 (off) or > 1, e.g. 1.25)");
+		}
+	}
+
+	/**
+	 * Creates settings without bounded load.
+	 * @param algorithm the algorithm
+	 * @param slowStartNanos ramp window for endpoints that join a serving set, 0 for none
+	 * @param ewmaDecayNanos time constant of the peak-EWMA decay, {@code > 0}
+	 */
+	public BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos) {
+		this(algorithm, slowStartNanos, ewmaDecayNanos, 0);
+	}
+
+	/**
+	 * Returns whether {@code factor} is a valid bounded-load factor: 0 (off), or finite
+	 * and above 1. A factor of 1 or less would leave no room above the average, and NaN
+	 * compares false with everything.
+	 * @param factor the factor
+	 * @return whether it is valid
+	 */
+	public static boolean isValidHashBalanceFactor(double factor) {
+		return factor == 0 || (factor > 1 && Double.isFinite(factor));
 	}
 
 	/**
@@ -32,7 +61,16 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	 * @return the settings
 	 */
 	public BalancerSettings withAlgorithm(Algorithm algorithm) {
-		return new BalancerSettings(algorithm, this.slowStartNanos, this.ewmaDecayNanos);
+		return new BalancerSettings(algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor);
+	}
+
+	/**
+	 * Returns these settings with another bounded-load factor.
+	 * @param hashBalanceFactor 0 for off, otherwise {@code > 1}
+	 * @return the settings
+	 */
+	public BalancerSettings withHashBalanceFactor(double hashBalanceFactor) {
+		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, hashBalanceFactor);
 	}
 
 }

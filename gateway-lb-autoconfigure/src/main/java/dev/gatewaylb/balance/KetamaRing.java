@@ -19,14 +19,51 @@ import org.jspecify.annotations.Nullable;
  * weight, the same factor for every endpoint (at least one point each). A request without
  * a key falls back to round-robin. Slow start does not apply: a ring that changed with
  * each ramp step would move keys, and stable keys are the point.
+ * <p>
+ * <b>Bounded loads</b> (a {@link BalancerSettings#hashBalanceFactor()
+ * hash-balance-factor} {@code c > 1}): endpoint {@code i} of weight {@code w_i} takes at
+ * most {@code ceil(c x (T + 1) x w_i / W)} requests in flight, where {@code T} is the sum
+ * of the in-flight counts of the ring's endpoints and {@code W} the sum of their weights:
+ * {@code c} times its weighted share of the requests in flight, the one being placed
+ * included. An endpoint is under its bound when its count is below that; since counts are
+ * integers, {@code n < ceil(x)} exactly when {@code n < x}, which is tested in integers:
+ * {@code n x q x W < p x (T + 1) x w_i}, with {@code c = p / q} in lowest terms (the
+ * factor counted to a millionth). Every pick starts at the key's owner and, while the
+ * endpoint it looks at is at its bound, walks on clockwise to the next point of another
+ * endpoint; the first endpoint under its bound takes the request. No pick remembers
+ * another: the key is back on its owner as soon as the owner's load allows. With
+ * {@code c > 1} the bounds add up to more than {@code T}, so some endpoint is always
+ * under its bound; should none be (counts move during the walk), the owner takes the
+ * request. Factor 1.25, three endpoints of weight 1, 14 in flight of which 7 at the key's
+ * owner: the bound is {@code ceil(1.25 x 15 / 3) = 7}, so the request goes to the next
+ * endpoint clockwise that holds fewer than 7.
+ * <p>
+ * An idle owner is always under its bound (the bound is at least 1) and is taken without
+ * summing the counts; otherwise the pick reads every endpoint's count once, like
+ * least-requests, and walks the ring. The counts are read one at a time while requests
+ * come and go, and a pick claims its endpoint after selecting it, so two racing picks may
+ * both see an endpoint one below its bound and both take it: the bound holds up to the
+ * picks that race, as HAProxy's does. Nothing is written, so a stale read costs one
+ * request over the bound or one spill too many, never a lost or corrupted count.
  *
  * @see <a href="https://github.com/RJ/ketama">ketama</a>
+ * @see <a href="https://arxiv.org/abs/1608.01350">Mirrokni, Thorup, Zadimoghaddam:
+ * Consistent Hashing with Bounded Loads</a>
+ * @see <a href="https://github.com/haproxy/haproxy/blob/master/src/lb_chash.c">HAProxy's
+ * chash_server_is_eligible</a>, which rounds the total up and shares it out by weight,
+ * where this rounds each endpoint's share up
  */
 final class KetamaRing implements Strategy {
 
 	static final int POINTS_PER_WEIGHT = 160;
 
 	static final int MAX_POINTS = 1 << 20;
+
+	/**
+	 * The bounded-load factor is used to this many parts: 1.25 is 1,250,000 / 1,000,000,
+	 * that is 5 / 4.
+	 */
+	static final long FACTOR_SCALE = 1_000_000;
 
 	private final long[] points;
 
@@ -45,13 +82,33 @@ final class KetamaRing implements Strategy {
 
 	private final int bucketBits;
 
+	private final Members members;
+
+	/**
+	 * {@code p} of the bounded-load factor {@code p / q} in lowest terms; 0 when bounded
+	 * load is off.
+	 */
+	private final long factorNumerator;
+
+	/**
+	 * {@code q x W}: the factor's denominator times the ring's total weight. A double
+	 * holding an integer: the products compared with it are exact below 2^53 (far beyond
+	 * any real count), and degrade by rounding, never by overflow, past it.
+	 */
+	private final double factorDenominatorTimesWeight;
+
 	KetamaRing(Members members, Strategy withoutKey) {
 		this.withoutKey = withoutKey;
+		this.members = members;
 		Endpoint[] endpoints = members.endpoints;
 		long totalWeight = 0;
 		for (int index : members.eligible) {
 			totalWeight += endpoints[index].weight();
 		}
+		long numerator = Math.round(members.settings.hashBalanceFactor() * FACTOR_SCALE);
+		long gcd = gcd(numerator, FACTOR_SCALE);
+		this.factorNumerator = numerator / gcd;
+		this.factorDenominatorTimesWeight = (double) (FACTOR_SCALE / gcd) * totalWeight;
 		// Over the cap, every endpoint keeps its share: points = weight x a smaller
 		// factor (at least one point each).
 		double perWeight = Math.min(POINTS_PER_WEIGHT, (double) MAX_POINTS / Math.max(1, totalWeight));
@@ -104,7 +161,63 @@ final class KetamaRing implements Strategy {
 		if (this.points.length == 0) {
 			return -1;
 		}
-		return this.owners[ownerSlot(StableHash.hash(key))];
+		int slot = ownerSlot(StableHash.hash(key));
+		return (this.factorNumerator == 0) ? this.owners[slot] : selectBounded(slot);
+	}
+
+	/**
+	 * Returns the owner of {@code ownerSlot} if it is under its bound, else the first
+	 * endpoint under its bound clockwise from it, else the owner.
+	 */
+	private int selectBounded(int ownerSlot) {
+		int owner = this.owners[ownerSlot];
+		EndpointState[] states = this.members.states;
+		int ownerLoad = states[owner].inFlight();
+		if (ownerLoad == 0) {
+			// A bound is at least 1: no need to sum the counts.
+			return owner;
+		}
+		long total = 0;
+		for (EndpointState state : this.members.eligibleStates) {
+			total += state.inFlight();
+		}
+		// p x (T + 1), an integer held exactly by a double for any real count.
+		double admitted = this.factorNumerator * (double) (total + 1);
+		if (underBound(ownerLoad, owner, admitted)) {
+			return owner;
+		}
+		int length = this.points.length;
+		for (int step = 1; step < length; step++) {
+			int slot = ownerSlot + step;
+			if (slot >= length) {
+				slot -= length;
+			}
+			int candidate = this.owners[slot];
+			// A point of the owner, or of an endpoint already found at its bound, is read
+			// again rather than remembered: no allocation, and a count that fell since is
+			// taken into account.
+			if (candidate != owner && underBound(states[candidate].inFlight(), candidate, admitted)) {
+				return candidate;
+			}
+		}
+		return owner;
+	}
+
+	/**
+	 * Returns whether {@code load < c x (T + 1) x w / W}, computed as
+	 * {@code load x q x W < p x (T + 1) x w}.
+	 */
+	private boolean underBound(int load, int index, double admitted) {
+		return load * this.factorDenominatorTimesWeight < admitted * this.members.endpoints[index].weight();
+	}
+
+	private static long gcd(long a, long b) {
+		while (b != 0) {
+			long remainder = a % b;
+			a = b;
+			b = remainder;
+		}
+		return a;
 	}
 
 	/**

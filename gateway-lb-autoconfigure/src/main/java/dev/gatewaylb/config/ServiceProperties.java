@@ -18,6 +18,10 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * linearly from a tenth of its weight to its full weight. 0 turns slow start off.
  * @param hashKey Consistent-hash key: client-ip (the client's address, read from
  * X-Forwarded-For only behind trusted-proxies), header:NAME or cookie:NAME.
+ * @param hashBalanceFactor Bounded load of consistent-hash: an endpoint takes at most
+ * this factor times its weighted share of the requests in flight (the new one included,
+ * rounded up), and a key whose endpoint is full moves on along the ring. Above 1, such as
+ * 1.25; 0 turns the bound off. Other algorithms ignore it.
  * @param peakEwma Peak-EWMA settings.
  * @param pool Connection pool of the upstream.
  * @param timeouts Timeouts of upstream requests.
@@ -27,7 +31,8 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param retry Retries on other endpoints.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
-		@Nullable String hashKey, @NestedConfigurationProperty @Nullable PeakEwmaProperties peakEwma,
+		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
+		@NestedConfigurationProperty @Nullable PeakEwmaProperties peakEwma,
 		@NestedConfigurationProperty @Nullable PoolProperties pool,
 		@NestedConfigurationProperty @Nullable TimeoutProperties timeouts,
 		@NestedConfigurationProperty @Nullable TlsProperties tls, @Nullable Boolean http2,
@@ -38,7 +43,7 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null);
+			null, null, null);
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.
@@ -54,6 +59,12 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		if (hashKey != null && !HASH_KEY.matcher(hashKey).matches()) {
 			throw new IllegalArgumentException(
 					"hash-key: '" + hashKey + "' (expected: client-ip, header:NAME or cookie:NAME)");
+		}
+		// Above 1 leaves room above the average; NaN fails both comparisons.
+		if (hashBalanceFactor != null
+				&& !(hashBalanceFactor == 0 || (hashBalanceFactor > 1 && Double.isFinite(hashBalanceFactor)))) {
+			throw new IllegalArgumentException(
+					"hash-balance-factor: " + hashBalanceFactor + " (expected: 0 (off) or > 1, e.g. 1.25)");
 		}
 	}
 

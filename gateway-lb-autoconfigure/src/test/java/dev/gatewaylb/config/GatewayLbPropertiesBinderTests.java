@@ -35,10 +35,10 @@ class GatewayLbPropertiesBinderTests {
 				"gateway.lb.services.catalog.pool.max-connections", "3",
 				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
 		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
-				null, new PoolProperties(null, 7, null, null), null, null, null, null, null));
+				null, null, new PoolProperties(null, 7, null, null), null, null, null, null, null));
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
-				null, null, null, new PoolProperties(3, null, null, null), null, null, null,
+				null, null, null, null, new PoolProperties(3, null, null, null), null, null, null,
 				new HealthProperties(new HealthProperties.Passive(null, Duration.ofSeconds(30), null), null), null));
 	}
 
@@ -87,6 +87,10 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.services.catalog.retry.on-statuses[1]                | 600    | gateway.lb.services.catalog.retry          | on-statuses: 600 (expected: an HTTP status, 100 to 599)
 					gateway.lb.defaults.retry.budget-percent                        | -5     | gateway.lb.defaults.retry                  | budget-percent: -5 (expected: >= 0)
 					gateway.lb.services.catalog.retry.budget-min-per-second         | -1     | gateway.lb.services.catalog.retry          | budget-min-per-second: -1 (expected: >= 0)
+					gateway.lb.defaults.hash-balance-factor                         | 1.0    | gateway.lb.defaults                        | hash-balance-factor: 1.0 (expected: 0 (off) or > 1, e.g. 1.25)
+					gateway.lb.services.catalog.hash-balance-factor                 | 0.5    | gateway.lb.services.catalog                | hash-balance-factor: 0.5 (expected: 0 (off) or > 1, e.g. 1.25)
+					gateway.lb.services.catalog.hash-balance-factor                 | -1.25  | gateway.lb.services.catalog                | hash-balance-factor: -1.25 (expected: 0 (off) or > 1, e.g. 1.25)
+					gateway.lb.defaults.hash-balance-factor                         | NaN    | gateway.lb.defaults                        | hash-balance-factor: NaN (expected: 0 (off) or > 1, e.g. 1.25)
 					gateway.lb.splits.shop.override-header                          | X Test | gateway.lb.splits.shop                     | override-header: 'X Test' (expected: a header name)
 					""")
 	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,

@@ -26,7 +26,9 @@ import org.springframework.http.HttpHeaders;
  * request in flight, and the load-aware algorithms pick uniformly instead of herding
  * every request onto an endpoint that looks idle. Consistent hashing reads a header or
  * cookie key from the request; without one (or for {@code client-ip}, which these
- * requests do not carry) it falls back to round-robin.
+ * requests do not carry) it falls back to round-robin. With a
+ * {@code hash-balance-factor}, the bound is computed from the gateway's own requests in
+ * flight: these requests are not counted, so they never move a key by themselves.
  */
 public final class ServiceBalancer implements ReactorServiceInstanceLoadBalancer {
 

@@ -48,7 +48,7 @@ final class SettingsMapper {
 	 * (a test keeps them equal).
 	 */
 	static final ServiceProperties BUILT_IN_DEFAULTS = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN,
-			Duration.ZERO, "client-ip", new PeakEwmaProperties(Duration.ofSeconds(10)),
+			Duration.ZERO, "client-ip", 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO), new TlsProperties(""),
 			false,
@@ -110,7 +110,8 @@ final class SettingsMapper {
 		Layers layers = new Layers(path, service, defaults);
 		BalancerSettings balancer = new BalancerSettings(algorithm(layers.get(ServiceProperties::algorithm)),
 				layers.get(ServiceProperties::slowStart).toNanos(),
-				layers.get(in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos());
+				layers.get(in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos(),
+				layers.get(ServiceProperties::hashBalanceFactor));
 		HealthSettings health = new HealthSettings(
 				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
 						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),

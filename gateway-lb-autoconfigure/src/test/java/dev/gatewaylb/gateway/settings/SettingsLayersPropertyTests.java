@@ -48,6 +48,7 @@ class SettingsLayersPropertyTests {
 			key("hash-key", ServiceSettings::hashKey, HashKey.CLIENT_IP, "header:X-User",
 					new HashKey(HashKey.Source.HEADER, "X-User"), "cookie:session",
 					new HashKey(HashKey.Source.COOKIE, "session"), "client-ip", HashKey.CLIENT_IP),
+			key("hash-balance-factor", (s) -> s.balancer().hashBalanceFactor(), 0.0, "1.25", 1.25, "2", 2.0, "0", 0.0),
 			key("peak-ewma.decay", (s) -> Duration.ofNanos(s.balancer().ewmaDecayNanos()), Duration.ofSeconds(10), "2s",
 					Duration.ofSeconds(2), "PT1M", Duration.ofMinutes(1)),
 			key("pool.max-connections", (s) -> s.upstream().maxConnections(), 256, "1", 1, "64", 64),
