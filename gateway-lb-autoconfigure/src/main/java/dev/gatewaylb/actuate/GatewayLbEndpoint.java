@@ -146,7 +146,7 @@ public class GatewayLbEndpoint {
 					runtime.settings().upstream().maxPending(), 0, 0, 0);
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
-				hashKey(runtime.settings()), runtime.isBalancedHere(), endpoints, pool);
+				hashKey(runtime.settings()), balancer.hashBalanceFactor(), runtime.isBalancedHere(), endpoints, pool);
 	}
 
 	private static String state(Snapshot<Member> snapshot, int index, long now) {
@@ -212,13 +212,14 @@ public class GatewayLbEndpoint {
 	 * @param algorithm the algorithm in force
 	 * @param slowStartMillis the slow-start window
 	 * @param hashKey the consistent-hash key
+	 * @param hashBalanceFactor the consistent-hash bounded-load factor, 0 for off
 	 * @param balanced whether gateway-lb balances the service (false when the application
 	 * declares its own Spring Cloud LoadBalancer balancer for it)
 	 * @param endpoints the endpoints, in canonical order (by address)
 	 * @param pool the service's connection pools
 	 */
-	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, boolean balanced,
-			List<EndpointReport> endpoints, PoolReport pool) {
+	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
+			boolean balanced, List<EndpointReport> endpoints, PoolReport pool) {
 	}
 
 	/**
