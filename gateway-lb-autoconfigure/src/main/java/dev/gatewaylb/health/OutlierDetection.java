@@ -13,8 +13,10 @@ import dev.gatewaylb.balance.Snapshot;
  * served well for a base ejection time after its return starts its count afresh.
  * <p>
  * A failure is what the caller says it is; the gateway reports connect errors, timeouts,
- * bodies that break off, and 5xx responses. Thread-safe: the failure streak is an atomic
- * counter, and an endpoint is ejected at most once at a time.
+ * bodies that break off, and the statuses of {@code failureStatuses} (every 5xx by
+ * default). An answer with any other status is a success and ends the streak, as a
+ * non-gateway 5xx resets Envoy's consecutive gateway failure count. Thread-safe: the
+ * failure streak is an atomic counter, and an endpoint is ejected at most once at a time.
  *
  * @see <a href=
  * "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/upstream/outlier">Envoy
@@ -22,8 +24,10 @@ import dev.gatewaylb.balance.Snapshot;
  * @param consecutiveFailures failures in a row that eject; 0 turns detection off
  * @param baseEjectionNanos the first ejection's length
  * @param maxEjectionPercent the most of the set that may be ejected at once
+ * @param failureStatuses the upstream statuses that count as a failure
  */
-public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
+public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
+		FailureStatuses failureStatuses) {
 
 	/**
 	 * The ejection time multiplier stops growing here.
@@ -31,11 +35,31 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 	public static final int MAX_EJECTION_MULTIPLIER = 10;
 
 	/**
+	 * Creates a detector that counts every 5xx status as a failure.
+	 * @param consecutiveFailures failures in a row that eject; 0 turns detection off
+	 * @param baseEjectionNanos the first ejection's length
+	 * @param maxEjectionPercent the most of the set that may be ejected at once
+	 */
+	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
+		this(consecutiveFailures, baseEjectionNanos, maxEjectionPercent, FailureStatuses.SERVER_ERRORS);
+	}
+
+	/**
 	 * Returns whether detection is on.
 	 * @return whether failures can eject
 	 */
 	public boolean isEnabled() {
 		return this.consecutiveFailures > 0;
+	}
+
+	/**
+	 * Returns whether an answer with {@code status} counts as its endpoint's failure.
+	 * Reads two words: cheap enough for every response.
+	 * @param status the upstream's status
+	 * @return whether a failure
+	 */
+	public boolean countsAsFailure(int status) {
+		return this.failureStatuses.contains(status);
 	}
 
 	/**

@@ -104,6 +104,20 @@ class OutlierDetectionTests {
 		assertThat(picks).as("seed %d", SEED).contains("a", "c");
 	}
 
+	@Test
+	void countsOnlyTheChosenStatusesAsFailures() {
+		OutlierDetection gatewayFailures = new OutlierDetection(5, SECOND, 50,
+				FailureStatuses.of(List.of(502, 503, 504)));
+		assertThat(gatewayFailures.countsAsFailure(502)).isTrue();
+		assertThat(gatewayFailures.countsAsFailure(504)).isTrue();
+		assertThat(gatewayFailures.countsAsFailure(500)).isFalse();
+		assertThat(gatewayFailures.countsAsFailure(505)).isFalse();
+		assertThat(gatewayFailures.countsAsFailure(200)).isFalse();
+		assertThat(this.detection.countsAsFailure(500)).isTrue();
+		assertThat(this.detection.countsAsFailure(599)).isTrue();
+		assertThat(this.detection.countsAsFailure(499)).isFalse();
+	}
+
 	private void eject(Balancer<Endpoint> balancer, int index) {
 		OutlierDetection once = new OutlierDetection(1, 10 * SECOND, 100);
 		assertThat(once.failed(balancer.snapshot().state(index), balancer.snapshot(), now())).isTrue();
