@@ -16,7 +16,8 @@ import dev.gatewaylb.balance.Snapshot;
  * bodies that break off, and the statuses of {@code failureStatuses} (every 5xx by
  * default). An answer with any other status is a success and ends the streak, as a
  * non-gateway 5xx resets Envoy's consecutive gateway failure count. Thread-safe: the
- * failure streak is an atomic counter, and an endpoint is ejected at most once at a time.
+ * failure streak is an atomic counter, and the limit check and the ejection are one
+ * atomic step of the service's {@link Ejections}.
  *
  * @see <a href=
  * "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/upstream/outlier">Envoy
@@ -77,33 +78,17 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 	 * returns true.
 	 * @param endpoint the endpoint's state
 	 * @param snapshot the set it belongs to
+	 * @param ejections the ejections of that set
 	 * @param nowNanos the balancer clock's current time
 	 * @return whether this failure ejected the endpoint
 	 */
-	public boolean failed(EndpointState endpoint, Snapshot<?> snapshot, long nowNanos) {
+	public boolean failed(EndpointState endpoint, Snapshot<?> snapshot, Ejections ejections, long nowNanos) {
 		if (!isEnabled() || endpoint.recordFailure() < this.consecutiveFailures || endpoint.isEjected(nowNanos)) {
 			return false;
 		}
-		if (!canEject(snapshot, nowNanos)) {
-			return false;
-		}
 		long multiplier = Math.min(endpoint.timesEjected() + 1, MAX_EJECTION_MULTIPLIER);
-		return endpoint.eject(nowNanos, nowNanos + this.baseEjectionNanos * multiplier);
-	}
-
-	/**
-	 * Returns whether one more ejection keeps the ejected share within the limit.
-	 */
-	boolean canEject(Snapshot<?> snapshot, long nowNanos) {
-		int size = snapshot.size();
-		int ejected = 0;
-		for (int i = 0; i < size; i++) {
-			if (snapshot.state(i).isEjected(nowNanos)) {
-				ejected++;
-			}
-		}
-		// As Envoy: at least one may go, whatever the percentage.
-		return ejected == 0 || (ejected + 1) * 100L <= (long) size * this.maxEjectionPercent;
+		return ejections.eject(endpoint, snapshot.size(), this.maxEjectionPercent, nowNanos,
+				nowNanos + this.baseEjectionNanos * multiplier);
 	}
 
 }
