@@ -19,6 +19,7 @@ import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.upstream.GatewayTls;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.split.AffinityCookie;
 import reactor.netty.http.client.HttpClient;
@@ -31,6 +32,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.web.server.autoconfigure.ServerProperties;
 import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
@@ -96,10 +98,15 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
-				ObjectProvider<HttpClientSslConfigurer> sslConfigurer,
+				ObjectProvider<HttpClientSslConfigurer> sslConfigurer, ObjectProvider<SslBundles> sslBundles,
 				ObjectProvider<HttpClientCustomizer> customizers) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
+			SslBundles bundles = sslBundles.getIfAvailable();
+			// A service's own trust roots replace the gateway's, and only those: its
+			// client certificate and handshake settings stay.
+			Upstreams.Tls tls = (ssl != null && bundles != null) ? new GatewayTls(properties.getSsl(), bundles)
+					: Upstreams.Tls.JDK;
 			return new Upstreams((provider) -> {
 				// The gateway's own factory, on this upstream's pool: proxy, SSL,
 				// compression, header limits and customizers as the gateway has them.
@@ -124,7 +131,7 @@ public final class GatewayLbAutoConfiguration {
 				catch (Exception ex) {
 					throw new IllegalStateException("Cannot build an upstream HTTP client", ex);
 				}
-			});
+			}, tls);
 		}
 
 	}

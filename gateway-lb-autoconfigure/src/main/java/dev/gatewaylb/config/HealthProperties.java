@@ -1,6 +1,7 @@
 package dev.gatewaylb.config;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -24,9 +25,13 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	 * (at most 10 times).
 	 * @param maxEjectionPercent Most of a service's endpoints that may be ejected at
 	 * once; one endpoint may always be.
+	 * @param onStatuses Upstream statuses that count as an endpoint's failure, from 500
+	 * to 599; empty counts every 5xx. [502, 503, 504] counts only gateway failures, so
+	 * that requests an application answers with 500 do not eject it. Connect errors,
+	 * resets, timeouts and bodies that break off always count.
 	 */
 	public record Passive(@Nullable Integer consecutiveFailures, @Nullable Duration baseEjectionTime,
-			@Nullable Integer maxEjectionPercent) {
+			@Nullable Integer maxEjectionPercent, @Nullable List<Integer> onStatuses) {
 
 		public Passive {
 			if (consecutiveFailures != null && consecutiveFailures < 0) {
@@ -40,6 +45,16 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			if (maxEjectionPercent != null && (maxEjectionPercent < 0 || maxEjectionPercent > 100)) {
 				throw new IllegalArgumentException(
 						"max-ejection-percent: " + maxEjectionPercent + " (expected: 0 to 100)");
+			}
+			if (onStatuses != null) {
+				for (Integer status : onStatuses) {
+					// A 4xx is the client's doing: counting it would let clients eject
+					// healthy endpoints.
+					if (status == null || status < 500 || status > 599) {
+						throw new IllegalArgumentException("on-statuses: " + status + " (expected: a 5xx status)");
+					}
+				}
+				onStatuses = List.copyOf(onStatuses);
 			}
 		}
 

@@ -8,8 +8,9 @@ import org.jspecify.annotations.Nullable;
  * the layer the location came from.
  *
  * @param trustedCa Resource location of a PEM bundle of CA certificates (for example
- * classpath:ca.pem or file:/etc/ca.pem) that replaces the public roots for this upstream.
- * Empty: the gateway's own trust settings.
+ * classpath:ca.pem or file:/etc/ca.pem) that replaces the trust roots for this upstream,
+ * and only those: the gateway's client certificate stays. Empty: the gateway's own trust
+ * settings.
  */
 public record TlsProperties(@Nullable String trustedCa) {
 

@@ -13,8 +13,11 @@ import dev.gatewaylb.balance.Snapshot;
  * served well for a base ejection time after its return starts its count afresh.
  * <p>
  * A failure is what the caller says it is; the gateway reports connect errors, timeouts,
- * bodies that break off, and 5xx responses. Thread-safe: the failure streak is an atomic
- * counter, and an endpoint is ejected at most once at a time.
+ * bodies that break off, and the statuses of {@code failureStatuses} (every 5xx by
+ * default). An answer with any other status is a success and ends the streak, as a
+ * non-gateway 5xx resets Envoy's consecutive gateway failure count. Thread-safe: the
+ * failure streak is an atomic counter, and the limit check and the ejection are one
+ * atomic step of the service's {@link Ejections}.
  *
  * @see <a href=
  * "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/upstream/outlier">Envoy
@@ -22,8 +25,10 @@ import dev.gatewaylb.balance.Snapshot;
  * @param consecutiveFailures failures in a row that eject; 0 turns detection off
  * @param baseEjectionNanos the first ejection's length
  * @param maxEjectionPercent the most of the set that may be ejected at once
+ * @param failureStatuses the upstream statuses that count as a failure
  */
-public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
+public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
+		FailureStatuses failureStatuses) {
 
 	/**
 	 * The ejection time multiplier stops growing here.
@@ -31,11 +36,31 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 	public static final int MAX_EJECTION_MULTIPLIER = 10;
 
 	/**
+	 * Creates a detector that counts every 5xx status as a failure.
+	 * @param consecutiveFailures failures in a row that eject; 0 turns detection off
+	 * @param baseEjectionNanos the first ejection's length
+	 * @param maxEjectionPercent the most of the set that may be ejected at once
+	 */
+	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
+		this(consecutiveFailures, baseEjectionNanos, maxEjectionPercent, FailureStatuses.SERVER_ERRORS);
+	}
+
+	/**
 	 * Returns whether detection is on.
 	 * @return whether failures can eject
 	 */
 	public boolean isEnabled() {
 		return this.consecutiveFailures > 0;
+	}
+
+	/**
+	 * Returns whether an answer with {@code status} counts as its endpoint's failure.
+	 * Reads two words: cheap enough for every response.
+	 * @param status the upstream's status
+	 * @return whether a failure
+	 */
+	public boolean countsAsFailure(int status) {
+		return this.failureStatuses.contains(status);
 	}
 
 	/**
@@ -53,33 +78,17 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 	 * returns true.
 	 * @param endpoint the endpoint's state
 	 * @param snapshot the set it belongs to
+	 * @param ejections the ejections of that set
 	 * @param nowNanos the balancer clock's current time
 	 * @return whether this failure ejected the endpoint
 	 */
-	public boolean failed(EndpointState endpoint, Snapshot<?> snapshot, long nowNanos) {
+	public boolean failed(EndpointState endpoint, Snapshot<?> snapshot, Ejections ejections, long nowNanos) {
 		if (!isEnabled() || endpoint.recordFailure() < this.consecutiveFailures || endpoint.isEjected(nowNanos)) {
 			return false;
 		}
-		if (!canEject(snapshot, nowNanos)) {
-			return false;
-		}
 		long multiplier = Math.min(endpoint.timesEjected() + 1, MAX_EJECTION_MULTIPLIER);
-		return endpoint.eject(nowNanos, nowNanos + this.baseEjectionNanos * multiplier);
-	}
-
-	/**
-	 * Returns whether one more ejection keeps the ejected share within the limit.
-	 */
-	boolean canEject(Snapshot<?> snapshot, long nowNanos) {
-		int size = snapshot.size();
-		int ejected = 0;
-		for (int i = 0; i < size; i++) {
-			if (snapshot.state(i).isEjected(nowNanos)) {
-				ejected++;
-			}
-		}
-		// As Envoy: at least one may go, whatever the percentage.
-		return ejected == 0 || (ejected + 1) * 100L <= (long) size * this.maxEjectionPercent;
+		return ejections.eject(endpoint, snapshot.size(), this.maxEjectionPercent, nowNanos,
+				nowNanos + this.baseEjectionNanos * multiplier);
 	}
 
 }

@@ -133,6 +133,17 @@ class GatewayLbAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void failsStartUpOnAPassiveFailureStatusBelow500NamingPropertyAndValue() {
+		// A 4xx is the client's doing: counting it would let clients eject endpoints.
+		this.runner.withPropertyValues("gateway.lb.services.catalog.health.passive.on-statuses=502,429")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).contains("gateway.lb.services.catalog.health.passive")
+					.contains("on-statuses: 429 (expected: a 5xx status)");
+			});
+	}
+
 	@ParameterizedTest(name = "{0}")
 	@CsvSource(delimiter = '|',
 			textBlock = """

@@ -39,7 +39,8 @@ class GatewayLbPropertiesBinderTests {
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
 				null, null, null, null, new PoolProperties(3, null, null, null), null, null, null,
-				new HealthProperties(new HealthProperties.Passive(null, Duration.ofSeconds(30), null), null), null));
+				new HealthProperties(new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null), null),
+				null));
 	}
 
 	@Test

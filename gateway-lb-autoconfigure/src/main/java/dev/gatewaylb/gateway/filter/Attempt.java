@@ -140,7 +140,7 @@ final class Attempt extends InFlightGuard
 	@Override
 	public void responseCompleted() {
 		// The status decides even here: the filter may not have looked at it yet.
-		settle(Outcome.ofStatus(this.status, isFailureStatus(this.status)));
+		settle(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
 	}
 
 	@Override
@@ -149,12 +149,13 @@ final class Attempt extends InFlightGuard
 	}
 
 	/**
-	 * Returns whether passive health counts a status as the endpoint's failure.
+	 * Returns whether the service's passive health counts a status as the endpoint's
+	 * failure ({@code health.passive.on-statuses}).
 	 * @param status the upstream's status
 	 * @return whether a failure
 	 */
-	static boolean isFailureStatus(int status) {
-		return status >= 500;
+	boolean countsAsFailure(int status) {
+		return this.runtime.settings().health().passive().countsAsFailure(status);
 	}
 
 	/**

@@ -197,7 +197,7 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 			return Mono.empty();
 		}
 		int status = code.value();
-		Outcome.Kind kind = Outcome.ofStatus(status, Attempt.isFailureStatus(status));
+		Outcome.Kind kind = Outcome.ofStatus(status, attempt.countsAsFailure(status));
 		if (kind == Outcome.Kind.SERVER_ERROR) {
 			attempt.settle(kind);
 		}

@@ -7,6 +7,7 @@ import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
+import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.RetryBudget;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -38,10 +39,13 @@ public final class ServiceRuntime {
 
 	private final AtomicBoolean failingOpen;
 
+	private final Ejections ejections;
+
 	private final long generation;
 
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
-			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, long generation) {
+			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, Ejections ejections,
+			long generation) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -49,6 +53,7 @@ public final class ServiceRuntime {
 		this.budget = budget;
 		this.counters = counters;
 		this.failingOpen = failingOpen;
+		this.ejections = ejections;
 		this.generation = generation;
 	}
 
@@ -124,6 +129,15 @@ public final class ServiceRuntime {
 	}
 
 	/**
+	 * Returns the ejections of the service's endpoints that have not ended: one per
+	 * balancer, so that a settings change keeps them.
+	 * @return the ejections
+	 */
+	public Ejections ejections() {
+		return this.ejections;
+	}
+
+	/**
 	 * Returns the service's counters.
 	 * @return the counters
 	 */
@@ -168,7 +182,7 @@ public final class ServiceRuntime {
 
 	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget) {
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
-				this.generation + 1);
+				this.ejections, this.generation + 1);
 	}
 
 	AtomicBoolean failingOpen() {

@@ -34,6 +34,7 @@ import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.upstream.Upstreams;
+import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.health.RetryBudget;
 import org.apache.commons.logging.Log;
@@ -293,7 +294,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			return;
 		}
 		long now = this.nanoClock.getAsLong();
-		if (detection.failed(state, runtime.snapshot(), now)) {
+		if (detection.failed(state, runtime.snapshot(), runtime.ejections(), now)) {
 			logger.warn("Ejected " + state.address() + " of service " + runtime.id() + " for "
 					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms after " + detection.consecutiveFailures()
 					+ " failures in a row");
@@ -491,7 +492,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 				this.random, this.thread);
 		Upstream upstream = balancedHere ? this.upstreams.build(slot.id, serviceSettings.upstream()) : null;
 		ServiceRuntime runtime = new ServiceRuntime(slot.id, serviceSettings, balancer, upstream,
-				budget(serviceSettings), ServiceCounters.create(), new AtomicBoolean(), 1);
+				budget(serviceSettings), ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1);
 		slot.runtime = runtime;
 		this.listeners.forEach((listener) -> listener.runtimeChanged(null, runtime));
 		if (!balancedHere) {

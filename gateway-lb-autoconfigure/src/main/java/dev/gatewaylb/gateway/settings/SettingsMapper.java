@@ -26,6 +26,7 @@ import dev.gatewaylb.config.SplitProperties;
 import dev.gatewaylb.config.StickyProperties;
 import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
+import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
@@ -52,7 +53,7 @@ final class SettingsMapper {
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO), new TlsProperties(""),
 			false,
-			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50),
+			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of()),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
 
@@ -115,7 +116,8 @@ final class SettingsMapper {
 		HealthSettings health = new HealthSettings(
 				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
 						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
-						layers.get(in(PASSIVE, Passive::maxEjectionPercent))),
+						layers.get(in(PASSIVE, Passive::maxEjectionPercent)),
+						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses)))),
 				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
 						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))));
 		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),

@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import io.netty.channel.ChannelOption;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.NettyPipeline;
@@ -21,6 +22,7 @@ import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionPoolMetrics;
 import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.tcp.SslProvider;
 
 /**
  * Builds each service's {@link Upstream} from the gateway's own client configuration
@@ -44,6 +46,8 @@ public final class Upstreams {
 
 	private final Function<ConnectionProvider, HttpClient> gatewayClient;
 
+	private final Tls tls;
+
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	/**
@@ -54,12 +58,24 @@ public final class Upstreams {
 	private final Map<String, Integer> builds = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates the factory.
+	 * Creates the factory, for a gateway without TLS settings of its own.
 	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
 	 * given connection provider
 	 */
 	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient) {
+		this(gatewayClient, Tls.JDK);
+	}
+
+	/**
+	 * Creates the factory.
+	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
+	 * given connection provider
+	 * @param tls makes a service's client speak TLS with the service's trust roots and
+	 * protocols
+	 */
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls) {
 		this.gatewayClient = gatewayClient;
+		this.tls = tls;
 	}
 
 	/**
@@ -88,20 +104,20 @@ public final class Upstreams {
 			.maxIdleTime(settings.maxIdleTime())
 			.metrics(true, () -> new Registrar(serviceId, pools))
 			.build();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings), settings);
+		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls), settings);
 		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
 			.maxConnections(PROBE_CONNECTIONS)
 			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
 			.maxIdleTime(settings.maxIdleTime())
 			.build();
-		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings);
+		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls);
 		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools);
 	}
 
 	/**
 	 * The connect timeout, h2 and the TLS trust of the service.
 	 */
-	private static HttpClient configure(HttpClient client, UpstreamSettings settings) {
+	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls) {
 		HttpClient configured = client.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
 				(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()));
 		if (settings.http2()) {
@@ -109,7 +125,7 @@ public final class Upstreams {
 		}
 		List<X509Certificate> trusted = settings.trustedCa();
 		if (trusted != null || settings.http2()) {
-			configured = secure(configured, trusted, settings.http2());
+			configured = tls.secure(configured, trusted, settings.http2());
 		}
 		return configured;
 	}
@@ -160,15 +176,36 @@ public final class Upstreams {
 		});
 	}
 
-	private static HttpClient secure(HttpClient client, @Nullable List<X509Certificate> trusted, boolean http2) {
-		X509Certificate[] roots = (trusted != null) ? trusted.toArray(new X509Certificate[0]) : null;
-		if (http2) {
-			Http2SslContextSpec spec = Http2SslContextSpec.forClient();
-			return client.secure((ssl) -> ssl
-				.sslContext((roots != null) ? spec.configure((builder) -> builder.trustManager(roots)) : spec));
-		}
-		return client.secure((ssl) -> ssl
-			.sslContext(Http11SslContextSpec.forClient().configure((builder) -> builder.trustManager(roots))));
+	/**
+	 * Makes a service's client speak TLS: the service's trust roots, h2 offered through
+	 * ALPN or not, and whatever else the gateway's own TLS settings hold.
+	 */
+	@FunctionalInterface
+	public interface Tls {
+
+		/**
+		 * TLS from the service's settings alone: its trust roots, else the JDK's; no
+		 * client certificate. For a gateway without TLS settings of its own.
+		 */
+		Tls JDK = (client, trustedCa, http2) -> {
+			X509Certificate[] roots = (trustedCa != null) ? trustedCa.toArray(new X509Certificate[0]) : null;
+			SslProvider.GenericSslContextSpec<SslContextBuilder> spec = http2 ? Http2SslContextSpec.forClient()
+					: Http11SslContextSpec.forClient();
+			return client
+				.secure((ssl) -> ssl.sslContext((roots != null) ? spec.configure((b) -> b.trustManager(roots)) : spec));
+		};
+
+		/**
+		 * Returns {@code client} speaking TLS to one service's endpoints. Called off the
+		 * event loops, when the service's upstream is built.
+		 * @param client the client configured like the gateway's own
+		 * @param trustedCa the service's {@code tls.trusted-ca}, which replaces every
+		 * other trust root, or {@code null} to keep the gateway's
+		 * @param http2 whether to offer h2 through ALPN
+		 * @return the client
+		 */
+		HttpClient secure(HttpClient client, @Nullable List<X509Certificate> trustedCa, boolean http2);
+
 	}
 
 	/**

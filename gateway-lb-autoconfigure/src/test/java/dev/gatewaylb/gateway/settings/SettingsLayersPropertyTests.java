@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.health.FailureStatuses;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +74,10 @@ class SettingsLayersPropertyTests {
 					Duration.ofSeconds(30)),
 			key("health.passive.max-ejection-percent", (s) -> s.health().passive().maxEjectionPercent(), 50, "0", 0,
 					"100", 100, "10", 10),
+			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
+					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
+					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
+					FailureStatuses.SERVER_ERRORS),
 			key("health.active.enabled", (s) -> s.health().active().enabled(), false, "true", true, "false", false),
 			key("health.active.path", (s) -> s.health().active().path(), "/actuator/health", "/health", "/health",
 					"/ping", "/ping"),
@@ -215,7 +220,8 @@ class SettingsLayersPropertyTests {
 		 * as YAML would.
 		 */
 		private void write(String property, Value value, Random random) {
-			if (value.resolved instanceof Set<?> && !value.text.isEmpty() && random.nextBoolean()) {
+			boolean list = value.resolved instanceof Set<?> || value.resolved instanceof FailureStatuses;
+			if (list && !value.text.isEmpty() && random.nextBoolean()) {
 				String[] elements = value.text.split(",");
 				for (int i = 0; i < elements.length; i++) {
 					this.properties.put(property + "[" + i + "]", elements[i]);

@@ -85,6 +85,20 @@ class SettingsMapperTests {
 		assertThat(settings.retry().onStatuses()).containsExactly(429);
 	}
 
+	@ParameterizedTest(name = "service [{0}] over defaults [{1}] -> {2}")
+	@CsvSource(delimiter = '|', nullValues = "unset", textBlock = """
+			500         | 502,503,504 | [500]
+			unset       | 502,503,504 | [502, 503, 504]
+			''          | 502,503,504 | 5xx
+			unset       | unset       | 5xx
+			""")
+	void takesThePassiveFailureStatusesWholeFromTheFirstLayerThatSetsThem(String service, String defaults,
+			String statuses) {
+		ServiceSettings settings = resolve((service != null) ? layer("health.passive.on-statuses", service) : layer(),
+				(defaults != null) ? layer("health.passive.on-statuses", defaults) : layer());
+		assertThat(settings.health().passive().failureStatuses()).hasToString(statuses);
+	}
+
 	@Test
 	void readsTheTrustedCaOfTheLayerInForceAndLetsAServiceClearThatOfTheDefaults() {
 		assertThat(resolve(layer(), layer("tls.trusted-ca", "classpath:tls/ca.pem")).upstream().trustedCa())

@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.upstream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
+import java.util.List;
 import java.util.stream.Stream;
 
 import javax.net.ssl.SSLHandshakeException;
@@ -10,6 +11,8 @@ import javax.net.ssl.SSLHandshakeException;
 import dev.gatewaylb.gateway.upstream.Outcome.Charge;
 import dev.gatewaylb.gateway.upstream.Outcome.Kind;
 import dev.gatewaylb.gateway.upstream.Outcome.Phase;
+import dev.gatewaylb.health.FailureStatuses;
+import dev.gatewaylb.health.OutlierDetection;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.timeout.ReadTimeoutException;
 import org.junit.jupiter.api.Test;
@@ -99,6 +102,17 @@ class OutcomeTests {
 	void classifiesAStatusByWhetherPassiveHealthCountsIt() {
 		assertThat(Outcome.ofStatus(503, true)).isEqualTo(Kind.SERVER_ERROR);
 		assertThat(Outcome.ofStatus(404, false)).isEqualTo(Kind.SUCCESS);
+	}
+
+	@Test
+	void chargesA5xxThatPassiveHealthDoesNotCountAsASuccessThatEndsTheStreak() {
+		// health.passive.on-statuses: [502, 503, 504], Envoy's gateway failures: an
+		// application's 500 is an answer, and resets the streak as in Envoy.
+		OutlierDetection gatewayFailures = new OutlierDetection(5, 1, 50, FailureStatuses.of(List.of(502, 503, 504)));
+		assertThat(Outcome.ofStatus(500, gatewayFailures.countsAsFailure(500)).charge()).isEqualTo(Charge.SUCCESS);
+		assertThat(Outcome.ofStatus(503, gatewayFailures.countsAsFailure(503)).charge()).isEqualTo(Charge.FAILURE);
+		OutlierDetection every5xx = new OutlierDetection(5, 1, 50);
+		assertThat(Outcome.ofStatus(500, every5xx.countsAsFailure(500)).charge()).isEqualTo(Charge.FAILURE);
 	}
 
 }

@@ -1,0 +1,114 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code health.passive.on-statuses} over real sockets: with Envoy's gateway failures
+ * (502, 503, 504) an application that answers 500 keeps its share of the traffic; with
+ * the default every 5xx counts and the same endpoint is ejected; a connection that fails
+ * counts whatever the list.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class PassiveStatusesIT extends GatewayIntegrationTest {
+
+	static final List<HealthBackend> gatewayFailures = backends("g", 3);
+
+	static final List<HealthBackend> every5xx = backends("e", 3);
+
+	static final List<HealthBackend> refusing = backends("c", 3);
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway gateway = TestGateway.properties(registry);
+		service(gateway, "gateway-failures", gatewayFailures)
+			.set("gateway.lb.services.gateway-failures.health.passive.on-statuses", "502,503,504")
+			.set("gateway.lb.services.gateway-failures.health.passive.consecutive-failures", 3)
+			.set("gateway.lb.services.gateway-failures.health.passive.base-ejection-time", "30s");
+		service(gateway, "every-5xx", every5xx)
+			.set("gateway.lb.services.every-5xx.health.passive.consecutive-failures", 3)
+			.set("gateway.lb.services.every-5xx.health.passive.base-ejection-time", "30s");
+		service(gateway, "refusing", refusing).set("gateway.lb.services.refusing.health.passive.on-statuses", "503")
+			.set("gateway.lb.services.refusing.health.passive.consecutive-failures", 3)
+			.set("gateway.lb.services.refusing.health.passive.base-ejection-time", "30s");
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(gatewayFailures, every5xx, refusing).forEach((backends) -> backends.forEach(HealthBackend::close));
+	}
+
+	@Test
+	void keepsAnEndpointThatAnswers500InItsShareWhenOnlyGatewayFailuresCount() {
+		HealthBackend erring = gatewayFailures.get(1);
+		erring.status(500);
+		int errors = 0;
+		for (int i = 0; i < 60; i++) {
+			errors += (this.client.getNow("/gateway-failures/").status() == 500) ? 1 : 0;
+		}
+		// Round-robin over three: 20 each, and 500 is not retried.
+		assertThat(erring.requests()).as("the 500 endpoint's share").isEqualTo(20);
+		assertThat(errors).as("its answers pass on to the client").isEqualTo(20);
+		assertThat(state("gateway-failures", erring).isEjected(this.runtimes.nanoTime())).isFalse();
+		assertThat(state("gateway-failures", erring).consecutiveFailures())
+			.as("an answer that does not count is a success")
+			.isZero();
+	}
+
+	@Test
+	void ejectsTheSameEndpointWhenEvery5xxCounts() {
+		HealthBackend erring = every5xx.get(1);
+		erring.status(500);
+		for (int i = 0; i < 60; i++) {
+			this.client.getNow("/every-5xx/");
+		}
+		assertThat(state("every-5xx", erring).isEjected(this.runtimes.nanoTime())).isTrue();
+		// Three failures eject; the balancer then rebuilds without it.
+		assertThat(erring.requests()).as("far below its share of 20").isBetween(3, 5);
+	}
+
+	@Test
+	void ejectsAnEndpointThatRefusesConnectionsWhateverTheStatusesThatCount() {
+		HealthBackend dead = refusing.get(1);
+		dead.kill();
+		await().atMost(Duration.ofSeconds(20)).until(() -> {
+			// Connect failures are retried: the client sees none of them.
+			assertThat(this.client.getNow("/refusing/").status()).isEqualTo(200);
+			return state("refusing", dead).isEjected(this.runtimes.nanoTime());
+		});
+	}
+
+	private EndpointState state(String service, HealthBackend backend) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.state(i).address().equals(backend.address())) {
+				return snapshot.state(i);
+			}
+		}
+		throw new IllegalStateException(backend.address() + " is not an endpoint of " + service);
+	}
+
+	private static TestGateway service(TestGateway gateway, String service, List<HealthBackend> backends) {
+		return gateway.route(service).uris(service, backends.stream().map(HealthBackend::uri).toList());
+	}
+
+	private static List<HealthBackend> backends(String prefix, int count) {
+		return java.util.stream.IntStream.rangeClosed(1, count)
+			.mapToObj((i) -> HealthBackend.start(prefix + i))
+			.toList();
+	}
+
+}
