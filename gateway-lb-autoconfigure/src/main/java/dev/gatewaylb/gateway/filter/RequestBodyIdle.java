@@ -70,7 +70,10 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator implements Runnab
 
 	/**
 	 * The body went idle past the limit: runs once, on the timer's thread, before the
-	 * routing client hears of it.
+	 * routing client hears of it. The outcome is settled first because what follows
+	 * travels on two event loops: once the answer has started, the upstream connection's
+	 * end could reach the attempt (as a body that broke off, the endpoint's failure)
+	 * before the client's closed connection is noted as the client going away.
 	 */
 	@Override
 	public void run() {
