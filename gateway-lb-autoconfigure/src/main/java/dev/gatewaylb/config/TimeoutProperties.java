@@ -12,8 +12,13 @@ import org.jspecify.annotations.Nullable;
  * past it the client gets 504. 0 means no limit.
  * @param bodyIdle Longest gap between two chunks of a response body; past it the response
  * is cut off and the endpoint charged a failure. 0 turns it off.
+ * @param requestBodyIdle Longest gap between two reads of a client's request body, and
+ * the longest wait for its first chunk once the request is on its way to an endpoint;
+ * past it the client gets 408 and the upstream connection is let go, charged to nobody. 0
+ * turns it off.
  */
-public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle) {
+public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle,
+		@Nullable Duration requestBodyIdle) {
 
 	public TimeoutProperties {
 		if (connect != null && (connect.isNegative() || connect.isZero())) {
@@ -24,6 +29,10 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 		}
 		if (bodyIdle != null && bodyIdle.isNegative()) {
 			throw new IllegalArgumentException("body-idle: " + Durations.format(bodyIdle) + " (expected: >= 0s)");
+		}
+		if (requestBodyIdle != null && requestBodyIdle.isNegative()) {
+			throw new IllegalArgumentException(
+					"request-body-idle: " + Durations.format(requestBodyIdle) + " (expected: >= 0s)");
 		}
 	}
 

@@ -43,6 +43,7 @@ class UpstreamValidationTests {
 			gateway.lb.defaults         | timeouts.connect      | -500ms                     |
 			gateway.lb.services.catalog | timeouts.response     | -1s                        |
 			gateway.lb.defaults         | timeouts.body-idle    | -100ms                     |
+			gateway.lb.services.catalog | timeouts.request-body-idle | -1s                   | expected: >= 0s
 			gateway.lb.services.catalog | tls.trusted-ca        | classpath:tls/missing.pem  |
 			gateway.lb.defaults         | tls.trusted-ca        | file:/nonexistent/ca.pem   |
 			gateway.lb.services.catalog | tls.trusted-ca        | classpath:tls/not-a-certificate.pem |
@@ -70,7 +71,9 @@ class UpstreamValidationTests {
 					"gateway.lb.defaults.timeouts.connect=500ms", "gateway.lb.defaults.timeouts.response=0s",
 					"gateway.lb.defaults.timeouts.body-idle=0s", "gateway.lb.services.catalog.pool.max-connections=1",
 					"gateway.lb.services.catalog.tls.trusted-ca=classpath:tls/ca.pem",
-					"gateway.lb.services.catalog.http2=true", "gateway.lb.services.catalog.timeouts.body-idle=300ms")
+					"gateway.lb.services.catalog.http2=true", "gateway.lb.services.catalog.timeouts.body-idle=300ms",
+					"gateway.lb.defaults.timeouts.request-body-idle=0s",
+					"gateway.lb.services.catalog.timeouts.request-body-idle=1s")
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 

@@ -319,6 +319,11 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 		ServerWebExchangeUtils.reset(exchange);
 		response.setStatusCode(status);
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
+		if (kind == Outcome.Kind.REQUEST_BODY_IDLE) {
+			// The rest of the body may still be on its way, and a client this slow
+			// should not keep the connection: close it, as RFC 9110 says of a 408.
+			response.getHeaders().set(HttpHeaders.CONNECTION, "close");
+		}
 		String body = "{\"status\":" + status.value() + ",\"error\":\"" + kind.error() + "\",\"service\":\""
 				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body.getBytes(StandardCharsets.UTF_8))));

@@ -20,6 +20,8 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
  * idempotent method (GET, HEAD, OPTIONS, PUT, DELETE) without a body.</li>
  * <li>A timeout is never retried: {@code timeouts.response} bounds the whole wait, so
  * none of it is left.</li>
+ * <li>A request whose client stopped sending its body is not retried: the part it sent is
+ * gone.</li>
  * <li>A saturated pool is not retried: the other endpoints share the load that saturated
  * it, and a fast 503 is the point of the bounded queue.</li>
  * <li>Nothing is retried after {@code retry.attempts} retries.</li>
@@ -53,6 +55,9 @@ final class RetryPolicy {
 			case CONNECTION_LOST -> replayable && settings.onStatuses().contains(502);
 			case SERVER_ERROR, SUCCESS -> replayable && settings.onStatuses().contains(status);
 			case TIMEOUT, SATURATED, BODY_FAILED, CLIENT_GONE, CANCELLED, NOT_UPSTREAM -> false;
+			// The body read so far went to the endpoint and is gone: nothing to send
+			// again.
+			case REQUEST_BODY_IDLE -> false;
 		};
 	}
 

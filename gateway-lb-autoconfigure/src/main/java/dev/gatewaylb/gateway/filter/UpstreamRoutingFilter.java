@@ -18,7 +18,9 @@ import org.springframework.web.server.ServerWebExchange;
  * attempt's request goes out through its service's own pool, whose client reports the
  * attempt's progress to it. Every other exchange passes on to the gateway's own routing
  * filters, as do WebSocket upgrades, which the gateway's WebSocket routing filter handles
- * (its order follows this one's: {@link FilterOrder}).
+ * (its order follows this one's: {@link FilterOrder}). A request body is sent as the
+ * client sends it, bounded by {@code timeouts.request-body-idle}
+ * ({@link RequestBodyIdle}).
  * <p>
  * The gateway's routing filter then sees the exchange routed and passes it by.
  */
@@ -38,11 +40,12 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
-		if (lease == null || lease.attempt() == null
-				|| "websocket".equalsIgnoreCase(exchange.getRequest().getHeaders().getUpgrade())) {
+		Attempt attempt = (lease != null) ? lease.attempt() : null;
+		if (attempt == null || "websocket".equalsIgnoreCase(exchange.getRequest().getHeaders().getUpgrade())) {
 			return chain.filter(exchange);
 		}
-		return super.filter(exchange, chain);
+		// The client's body goes out as the client sends it, within request-body-idle.
+		return super.filter(RequestBodyIdle.bound(exchange, attempt), chain);
 	}
 
 	@Override

@@ -51,8 +51,8 @@ final class SettingsMapper {
 	static final ServiceProperties BUILT_IN_DEFAULTS = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN,
 			Duration.ZERO, "client-ip", 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
-			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO), new TlsProperties(""),
-			false,
+			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
+			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of()),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
@@ -144,7 +144,8 @@ final class SettingsMapper {
 				layers.get(in(POOL, PoolProperties::maxPending)), layers.get(in(POOL, PoolProperties::pendingTimeout)),
 				layers.get(in(POOL, PoolProperties::maxIdleTime)), layers.get(in(TIMEOUTS, TimeoutProperties::connect)),
 				layers.get(in(TIMEOUTS, TimeoutProperties::response)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)), certificates,
+				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyIdle)), certificates,
 				layers.get(ServiceProperties::http2));
 	}
 

@@ -24,11 +24,13 @@ import org.springframework.core.io.Resource;
  * @param connectTimeout longest time to open a connection
  * @param responseTimeout longest time until the response headers, zero for none
  * @param bodyIdleTimeout longest gap between body chunks, zero for none
+ * @param requestBodyIdleTimeout longest gap between two reads of the client's request
+ * body, zero for none
  * @param trustedCa the CA certificates that replace the public roots, or {@code null}
  * @param http2 whether to offer h2 to https endpoints
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
-		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout,
+		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2) {
 
 	public UpstreamSettings {

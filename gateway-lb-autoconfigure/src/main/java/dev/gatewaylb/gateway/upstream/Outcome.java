@@ -96,6 +96,14 @@ public final class Outcome {
 		SATURATED(Charge.NOBODY, false, HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated"),
 
 		/**
+		 * The client sent no part of its request body for
+		 * {@code timeouts.request-body-idle}: the client's doing. The attempt is
+		 * cancelled and its connection let go; the client gets 408, or a closed
+		 * connection when the response had started.
+		 */
+		REQUEST_BODY_IDLE(Charge.NOBODY, true, HttpStatus.REQUEST_TIMEOUT, "request body timeout"),
+
+		/**
 		 * The client went away before the answer was complete.
 		 */
 		CLIENT_GONE(Charge.NOBODY, true, null, null),
@@ -191,6 +199,10 @@ public final class Outcome {
 	 * @return the kind
 	 */
 	public static Kind classify(Phase phase, Throwable error) {
+		if (causedBy(error, RequestBodyIdleException.class)) {
+			// The client's silence, whatever the attempt's phase.
+			return Kind.REQUEST_BODY_IDLE;
+		}
 		return switch (phase) {
 			case CONNECTING -> {
 				if (isPoolRefusal(error)) {

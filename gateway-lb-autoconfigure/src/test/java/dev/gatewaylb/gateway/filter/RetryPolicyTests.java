@@ -37,6 +37,8 @@ class RetryPolicyTests {
 			CLIENT_GONE     | 0   | true  | 0 | false
 			CANCELLED       | 0   | true  | 0 | false
 			NOT_UPSTREAM    | 0   | true  | 0 | false
+			REQUEST_BODY_IDLE | 0 | true  | 0 | false
+			REQUEST_BODY_IDLE | 0 | false | 0 | false
 			""")
 	void retriesWhatIsSafeToSendAgainWithinTheAttempts(Kind outcome, int status, boolean replayable, int retries,
 			boolean expected) {

@@ -64,6 +64,8 @@ class SettingsLayersPropertyTests {
 					"45s", Duration.ofSeconds(45)),
 			key("timeouts.body-idle", (s) -> s.upstream().bodyIdleTimeout(), Duration.ZERO, "100ms",
 					Duration.ofMillis(100), "5s", Duration.ofSeconds(5)),
+			key("timeouts.request-body-idle", (s) -> s.upstream().requestBodyIdleTimeout(), Duration.ofSeconds(60),
+					"0s", Duration.ZERO, "1s", Duration.ofSeconds(1), "2m", Duration.ofMinutes(2)),
 			key("tls.trusted-ca", (s) -> subject(s.upstream().trustedCa()), NONE, "classpath:tls/ca.pem",
 					"CN=gateway-lb test CA", "classpath:tls/server.pem", "CN=localhost", "", NONE),
 			key("http2", (s) -> s.upstream().http2(), false, "true", true, "false", false),

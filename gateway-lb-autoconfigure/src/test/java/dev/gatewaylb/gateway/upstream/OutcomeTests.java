@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.upstream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -60,7 +61,18 @@ class OutcomeTests {
 				// The headers went out: a body that breaks off or stalls.
 				Arguments.of(Phase.RECEIVING, ReadTimeoutException.INSTANCE, Kind.BODY_FAILED),
 				Arguments.of(Phase.RECEIVING, PrematureCloseException.TEST_EXCEPTION, Kind.BODY_FAILED),
-				Arguments.of(Phase.RECEIVING, new IllegalStateException("a bug"), Kind.NOT_UPSTREAM));
+				Arguments.of(Phase.RECEIVING, new IllegalStateException("a bug"), Kind.NOT_UPSTREAM),
+				// The client's silence, at whatever phase and however Reactor Netty wraps
+				// it:
+				// never the endpoint's failure, though it is a timeout that broke a send.
+				Arguments.of(Phase.SENDING, new RequestBodyIdleException(Duration.ofSeconds(1)),
+						Kind.REQUEST_BODY_IDLE),
+				Arguments.of(Phase.SENDING, new RuntimeException(new RequestBodyIdleException(Duration.ofSeconds(1))),
+						Kind.REQUEST_BODY_IDLE),
+				Arguments.of(Phase.AWAITING_HEADERS, new RequestBodyIdleException(Duration.ofSeconds(1)),
+						Kind.REQUEST_BODY_IDLE),
+				Arguments.of(Phase.RECEIVING, new RequestBodyIdleException(Duration.ofSeconds(1)),
+						Kind.REQUEST_BODY_IDLE));
 	}
 
 	@ParameterizedTest(name = "{0} {1} -> {2}")
@@ -74,7 +86,7 @@ class OutcomeTests {
 		assertThat(Kind.SUCCESS.charge()).isEqualTo(Charge.SUCCESS);
 		Stream.of(Kind.SERVER_ERROR, Kind.CONNECT_FAILED, Kind.CONNECTION_LOST, Kind.TIMEOUT, Kind.BODY_FAILED)
 			.forEach((kind) -> assertThat(kind.charge()).as("%s", kind).isEqualTo(Charge.FAILURE));
-		Stream.of(Kind.SATURATED, Kind.CLIENT_GONE, Kind.CANCELLED, Kind.NOT_UPSTREAM)
+		Stream.of(Kind.SATURATED, Kind.REQUEST_BODY_IDLE, Kind.CLIENT_GONE, Kind.CANCELLED, Kind.NOT_UPSTREAM)
 			.forEach((kind) -> assertThat(kind.charge()).as("%s", kind).isEqualTo(Charge.NOBODY));
 	}
 
@@ -87,6 +99,8 @@ class OutcomeTests {
 		assertThat(Kind.TIMEOUT.status()).isEqualTo(HttpStatus.GATEWAY_TIMEOUT);
 		assertThat(Kind.SATURATED.status()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
 		assertThat(Kind.SATURATED.error()).isEqualTo("upstream saturated");
+		assertThat(Kind.REQUEST_BODY_IDLE.status()).isEqualTo(HttpStatus.REQUEST_TIMEOUT);
+		assertThat(Kind.REQUEST_BODY_IDLE.error()).isEqualTo("request body timeout");
 		assertThat(Kind.SERVER_ERROR.status()).as("the endpoint's own answer passes on").isNull();
 	}
 
