@@ -513,7 +513,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			publish(current, before, current.balancer().update(next.balancer()));
 		}
 		Upstream upstream = current.upstreamOrNull();
-		if (upstream != null && !upstream.settings().equals(next.upstream())) {
+		if (upstream != null && !upstream.settings().sameClientAs(next.upstream())) {
 			Upstream replaced = upstream;
 			upstream = this.upstreams.build(slot.id, next.upstream());
 			logger

@@ -38,6 +38,19 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 	}
 
 	/**
+	 * Returns whether a client built for these settings serves {@code other} as well:
+	 * they differ at most in {@link #requestBodyIdleTimeout()}, which the request path
+	 * reads from the service's settings on each request, not from its pools.
+	 * @param other the new settings
+	 * @return whether the pools can be kept
+	 */
+	public boolean sameClientAs(UpstreamSettings other) {
+		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
+				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
+				this.requestBodyIdleTimeout, other.trustedCa, other.http2));
+	}
+
+	/**
 	 * Reads the certificates of a PEM bundle.
 	 * @param location a Spring resource location, such as {@code classpath:ca.pem}
 	 * @return the certificates, at least one

@@ -119,12 +119,23 @@ class ServiceRuntimesTests {
 	}
 
 	@Test
+	void keepsThePoolsWhenOnlyTheRequestBodyIdleTimeoutChanges() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime before = this.fixture.runtime("svc");
+		this.fixture.refresh(Map.of("gateway.lb.services.svc.timeouts.request-body-idle", "5s"));
+		ServiceRuntime after = this.fixture.runtimes.find("svc");
+		assertThat(after.settings().upstream().requestBodyIdleTimeout()).hasSeconds(5);
+		assertThat(after.upstream()).isSameAs(before.upstream());
+	}
+
+	@Test
 	void tracksConfiguredServicesAndSplitTargetsFromTheStart() {
 		this.fixture.close();
 		this.fixture = new TestRuntimes(Map.of("gateway.lb.services.catalog.algorithm", "least-requests",
 				"gateway.lb.splits.shop.targets.shop-blue", "1", "gateway.lb.splits.shop.targets.shop-green", "1"));
 		this.fixture.instances.add(instance("a", 1));
-		this.fixture.runtimes.sync();
+		// The runtimes may have polled discovery before the instance was listed.
+		this.fixture.poll();
 		assertThat(this.fixture.runtimes.all()).extracting(ServiceRuntime::id)
 			.containsExactly("catalog", "shop-blue", "shop-green");
 		assertThat(this.fixture.runtimes.find("catalog").snapshot().size()).isEqualTo(1);
