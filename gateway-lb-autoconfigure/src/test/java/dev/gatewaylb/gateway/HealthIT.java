@@ -48,7 +48,8 @@ class HealthIT extends GatewayIntegrationTest {
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry)
-			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
 		service(gateway, "kill", killable).set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "5s");
 		service(gateway, "sick", sick).set("gateway.lb.services.sick.health.passive.consecutive-failures", 2)
