@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway;
 import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 
+import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
@@ -54,6 +55,19 @@ abstract class GatewayIntegrationTest {
 	 */
 	ServiceRuntime ready(String service) {
 		return this.runtimes.whenReady(service).block(Duration.ofSeconds(10));
+	}
+
+	/**
+	 * Returns the state of a service's endpoint by its {@code host:port}.
+	 */
+	EndpointState state(String service, String address) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
+			if (snapshot.state(i).address().equals(address)) {
+				return snapshot.state(i);
+			}
+		}
+		throw new IllegalStateException(address + " is not an endpoint of " + service);
 	}
 
 	/**

@@ -1,8 +1,10 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -35,6 +37,20 @@ final class HealthBackend implements AutoCloseable {
 	private HealthBackend(String name) {
 		this.name = name;
 		start();
+	}
+
+	/**
+	 * Starts {@code count} backends named {@code prefix1}, {@code prefix2}...
+	 */
+	static List<HealthBackend> start(String prefix, int count) {
+		return IntStream.rangeClosed(1, count).mapToObj((i) -> start(prefix + i)).toList();
+	}
+
+	/**
+	 * Routes {@code /<service>/**} to the backends, weight 1 each.
+	 */
+	static TestGateway route(TestGateway gateway, String service, List<HealthBackend> backends) {
+		return gateway.route(service).uris(service, backends.stream().map(HealthBackend::uri).toList());
 	}
 
 	static HealthBackend start(String name) {

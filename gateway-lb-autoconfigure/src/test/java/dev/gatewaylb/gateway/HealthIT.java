@@ -31,38 +31,43 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class HealthIT extends GatewayIntegrationTest {
 
-	static final List<HealthBackend> killable = backends("k", 3);
+	static final List<HealthBackend> killable = HealthBackend.start("k", 3);
 
-	static final List<HealthBackend> sick = backends("s", 3);
+	static final List<HealthBackend> sick = HealthBackend.start("s", 3);
 
-	static final List<HealthBackend> allSick = backends("a", 3);
+	static final List<HealthBackend> allSick = HealthBackend.start("a", 3);
 
-	static final List<HealthBackend> retrying = backends("r", 2);
+	static final List<HealthBackend> retrying = HealthBackend.start("r", 2);
 
-	static final List<HealthBackend> storming = backends("t", 2);
+	static final List<HealthBackend> storming = HealthBackend.start("t", 2);
 
-	static final List<HealthBackend> draining = backends("d", 3);
+	static final List<HealthBackend> draining = HealthBackend.start("d", 3);
 
-	static final List<HealthBackend> checked = backends("c", 3);
+	static final List<HealthBackend> checked = HealthBackend.start("c", 3);
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry)
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
-		service(gateway, "kill", killable).set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
+		HealthBackend.route(gateway, "kill", killable)
+			.set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "5s");
-		service(gateway, "sick", sick).set("gateway.lb.services.sick.health.passive.consecutive-failures", 2)
+		HealthBackend.route(gateway, "sick", sick)
+			.set("gateway.lb.services.sick.health.passive.consecutive-failures", 2)
 			.set("gateway.lb.services.sick.health.passive.base-ejection-time", "30s");
-		service(gateway, "all-sick", allSick).set("gateway.lb.services.all-sick.health.passive.consecutive-failures", 2)
+		HealthBackend.route(gateway, "all-sick", allSick)
+			.set("gateway.lb.services.all-sick.health.passive.consecutive-failures", 2)
 			.set("gateway.lb.services.all-sick.health.passive.base-ejection-time", "30s")
 			.set("gateway.lb.services.all-sick.health.passive.max-ejection-percent", 100);
-		service(gateway, "retrying", retrying).set("gateway.lb.services.retrying.health.passive.consecutive-failures",
-				0);
-		service(gateway, "storm", storming).set("gateway.lb.services.storm.health.passive.consecutive-failures", 0)
+		HealthBackend.route(gateway, "retrying", retrying)
+			.set("gateway.lb.services.retrying.health.passive.consecutive-failures", 0);
+		HealthBackend.route(gateway, "storm", storming)
+			.set("gateway.lb.services.storm.health.passive.consecutive-failures", 0)
 			.set("gateway.lb.services.storm.retry.attempts", 3);
-		service(gateway, "drain", draining);
-		service(gateway, "checked", checked).set("gateway.lb.services.checked.health.active.enabled", true)
+		HealthBackend.route(gateway, "drain", draining);
+		HealthBackend.route(gateway, "checked", checked)
+			.set("gateway.lb.services.checked.health.active.enabled", true)
 			.set("gateway.lb.services.checked.health.active.path", "/health")
 			.set("gateway.lb.services.checked.health.active.interval", "500ms")
 			.set("gateway.lb.services.checked.health.active.timeout", "300ms");
@@ -80,16 +85,17 @@ class HealthIT extends GatewayIntegrationTest {
 		try (Traffic traffic = new Traffic(this.client, "/kill/", 20)) {
 			await().until(() -> traffic.served() > 300);
 			dying.kill();
-			await().atMost(Duration.ofSeconds(5)).until(() -> state("kill", dying).isEjected(this.runtimes.nanoTime()));
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> state("kill", dying.address()).isEjected(this.runtimes.nanoTime()));
 			// A pick that read the endpoint's state just before the ejection counts
 			// itself just after it (another event loop): let those few requests go by.
 			traffic.await(20);
-			long picksWhenEjected = state("kill", dying).picks();
+			long picksWhenEjected = state("kill", dying.address()).picks();
 			traffic.await(200);
-			assertThat(state("kill", dying).isEjected(this.runtimes.nanoTime()))
+			assertThat(state("kill", dying.address()).isEjected(this.runtimes.nanoTime()))
 				.as("still within the 5 s ejection, so the next check means something")
 				.isTrue();
-			assertThat(state("kill", dying).picks()).as("no picks while ejected").isEqualTo(picksWhenEjected);
+			assertThat(state("kill", dying.address()).picks()).as("no picks while ejected").isEqualTo(picksWhenEjected);
 			dying.start();
 			int before = dying.requests();
 			await().atMost(Duration.ofSeconds(15)).until(() -> dying.requests() > before + 20);
@@ -178,14 +184,15 @@ class HealthIT extends GatewayIntegrationTest {
 				.send("POST", "/actuator/gatewaylb/drain",
 						"{\"endpoint\":\"" + drained.address() + "\",\"drain\":true}")
 				.status()).isEqualTo(200);
-			long picksAtDrain = state("drain", drained).picks();
+			long picksAtDrain = state("drain", drained.address()).picks();
 			traffic.await(60);
-			assertThat(state("drain", drained).picks()).as("no new picks after the drain").isEqualTo(picksAtDrain);
-			await().untilAsserted(() -> assertThat(state("drain", drained).inFlight()).isZero());
+			assertThat(state("drain", drained.address()).picks()).as("no new picks after the drain")
+				.isEqualTo(picksAtDrain);
+			await().untilAsserted(() -> assertThat(state("drain", drained.address()).inFlight()).isZero());
 			this.client.send("POST", "/actuator/gatewaylb/drain",
 					"{\"endpoint\":\"" + drained.address() + "\",\"drain\":false}");
 			traffic.await(60);
-			assertThat(state("drain", drained).picks()).as("back in rotation").isGreaterThan(picksAtDrain);
+			assertThat(state("drain", drained.address()).picks()).as("back in rotation").isGreaterThan(picksAtDrain);
 			assertThat(traffic.failures()).as("in-flight requests of the drained endpoint finished").isZero();
 		}
 	}
@@ -197,39 +204,19 @@ class HealthIT extends GatewayIntegrationTest {
 			this.client.getNow("/checked/");
 		}
 		failing.healthStatus(503);
-		await().atMost(Duration.ofSeconds(1)).until(() -> !state("checked", failing).isHealthy());
-		long picks = state("checked", failing).picks();
+		await().atMost(Duration.ofSeconds(1)).until(() -> !state("checked", failing.address()).isHealthy());
+		long picks = state("checked", failing.address()).picks();
 		for (int i = 0; i < 30; i++) {
 			assertThat(this.client.getNow("/checked/").backend()).isNotEqualTo(failing.name());
 		}
-		assertThat(state("checked", failing).picks()).isEqualTo(picks);
+		assertThat(state("checked", failing.address()).picks()).isEqualTo(picks);
 		failing.healthStatus(200);
-		await().atMost(Duration.ofSeconds(1)).until(() -> state("checked", failing).isHealthy());
+		await().atMost(Duration.ofSeconds(1)).until(() -> state("checked", failing.address()).isHealthy());
 		int served = 0;
 		for (int i = 0; i < 30; i++) {
 			served += failing.name().equals(this.client.getNow("/checked/").backend()) ? 1 : 0;
 		}
 		assertThat(served).isEqualTo(10);
-	}
-
-	private dev.gatewaylb.balance.EndpointState state(String service, HealthBackend backend) {
-		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
-		for (int i = 0; i < snapshot.size(); i++) {
-			if (snapshot.state(i).address().equals(backend.address())) {
-				return snapshot.state(i);
-			}
-		}
-		throw new IllegalStateException(backend.address() + " is not an endpoint of " + service);
-	}
-
-	private static TestGateway service(TestGateway gateway, String service, List<HealthBackend> backends) {
-		return gateway.route(service).uris(service, backends.stream().map(HealthBackend::uri).toList());
-	}
-
-	private static List<HealthBackend> backends(String prefix, int count) {
-		return java.util.stream.IntStream.rangeClosed(1, count)
-			.mapToObj((i) -> HealthBackend.start(prefix + i))
-			.toList();
 	}
 
 	/**

@@ -25,23 +25,24 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class PassiveStatusesIT extends GatewayIntegrationTest {
 
-	static final List<HealthBackend> gatewayFailures = backends("g", 3);
+	static final List<HealthBackend> gatewayFailures = HealthBackend.start("g", 3);
 
-	static final List<HealthBackend> every5xx = backends("e", 3);
+	static final List<HealthBackend> every5xx = HealthBackend.start("e", 3);
 
-	static final List<HealthBackend> refusing = backends("c", 3);
+	static final List<HealthBackend> refusing = HealthBackend.start("c", 3);
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry);
-		service(gateway, "gateway-failures", gatewayFailures)
+		HealthBackend.route(gateway, "gateway-failures", gatewayFailures)
 			.set("gateway.lb.services.gateway-failures.health.passive.on-statuses", "502,503,504")
 			.set("gateway.lb.services.gateway-failures.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.gateway-failures.health.passive.base-ejection-time", "30s");
-		service(gateway, "every-5xx", every5xx)
+		HealthBackend.route(gateway, "every-5xx", every5xx)
 			.set("gateway.lb.services.every-5xx.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.every-5xx.health.passive.base-ejection-time", "30s");
-		service(gateway, "refusing", refusing).set("gateway.lb.services.refusing.health.passive.on-statuses", "503")
+		HealthBackend.route(gateway, "refusing", refusing)
+			.set("gateway.lb.services.refusing.health.passive.on-statuses", "503")
 			.set("gateway.lb.services.refusing.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.refusing.health.passive.base-ejection-time", "30s");
 	}
@@ -62,8 +63,8 @@ class PassiveStatusesIT extends GatewayIntegrationTest {
 		// Round-robin over three: 20 each, and 500 is not retried.
 		assertThat(erring.requests()).as("the 500 endpoint's share").isEqualTo(20);
 		assertThat(errors).as("its answers pass on to the client").isEqualTo(20);
-		assertThat(state("gateway-failures", erring).isEjected(this.runtimes.nanoTime())).isFalse();
-		assertThat(state("gateway-failures", erring).consecutiveFailures())
+		assertThat(state("gateway-failures", erring.address()).isEjected(this.runtimes.nanoTime())).isFalse();
+		assertThat(state("gateway-failures", erring.address()).consecutiveFailures())
 			.as("an answer that does not count is a success")
 			.isZero();
 	}
@@ -75,7 +76,7 @@ class PassiveStatusesIT extends GatewayIntegrationTest {
 		for (int i = 0; i < 60; i++) {
 			this.client.getNow("/every-5xx/");
 		}
-		assertThat(state("every-5xx", erring).isEjected(this.runtimes.nanoTime())).isTrue();
+		assertThat(state("every-5xx", erring.address()).isEjected(this.runtimes.nanoTime())).isTrue();
 		// Three failures eject; the balancer then rebuilds without it.
 		assertThat(erring.requests()).as("far below its share of 20").isBetween(3, 5);
 	}
@@ -87,28 +88,8 @@ class PassiveStatusesIT extends GatewayIntegrationTest {
 		await().atMost(Duration.ofSeconds(20)).until(() -> {
 			// Connect failures are retried: the client sees none of them.
 			assertThat(this.client.getNow("/refusing/").status()).isEqualTo(200);
-			return state("refusing", dead).isEjected(this.runtimes.nanoTime());
+			return state("refusing", dead.address()).isEjected(this.runtimes.nanoTime());
 		});
-	}
-
-	private EndpointState state(String service, HealthBackend backend) {
-		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
-		for (int i = 0; i < snapshot.size(); i++) {
-			if (snapshot.state(i).address().equals(backend.address())) {
-				return snapshot.state(i);
-			}
-		}
-		throw new IllegalStateException(backend.address() + " is not an endpoint of " + service);
-	}
-
-	private static TestGateway service(TestGateway gateway, String service, List<HealthBackend> backends) {
-		return gateway.route(service).uris(service, backends.stream().map(HealthBackend::uri).toList());
-	}
-
-	private static List<HealthBackend> backends(String prefix, int count) {
-		return java.util.stream.IntStream.rangeClosed(1, count)
-			.mapToObj((i) -> HealthBackend.start(prefix + i))
-			.toList();
 	}
 
 }
