@@ -3,6 +3,7 @@ package dev.gatewaylb.sample;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.util.Arrays;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
 
@@ -21,13 +22,15 @@ final class FreePorts {
 	 * @param registry the registry of a {@code @DynamicPropertySource} method
 	 */
 	static void registerBackendPorts(DynamicPropertyRegistry registry) {
-		// the registry calls its suppliers on every read: pick each port once
-		int alpha = freePort();
-		int beta = freePort();
-		int gamma = freePort();
-		registry.add("demo.backends.alpha-port", () -> alpha);
-		registry.add("demo.backends.beta-port", () -> beta);
-		registry.add("demo.backends.gamma-port", () -> gamma);
+		// The registry calls its suppliers on every read: pick each port once. Sorted,
+		// so that alpha, beta and gamma keep the order they have on 9001-9003: balancers
+		// order endpoints by address, and the weighted sequence the tests expect is that
+		// of alpha, beta, gamma in this order.
+		int[] ports = { freePort(), freePort(), freePort() };
+		Arrays.sort(ports);
+		registry.add("demo.backends.alpha-port", () -> ports[0]);
+		registry.add("demo.backends.beta-port", () -> ports[1]);
+		registry.add("demo.backends.gamma-port", () -> ports[2]);
 	}
 
 	/**
