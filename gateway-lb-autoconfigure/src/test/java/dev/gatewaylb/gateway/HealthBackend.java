@@ -27,6 +27,8 @@ final class HealthBackend implements AutoCloseable {
 
 	private final AtomicInteger requests = new AtomicInteger();
 
+	private final java.util.Set<String> headerNames = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
 	private int port;
 
 	private volatile @Nullable DisposableServer server;
@@ -69,6 +71,9 @@ final class HealthBackend implements AutoCloseable {
 				return response.status(this.healthStatus.get()).sendString(Mono.just("health")).then();
 			}
 			this.requests.incrementAndGet();
+			request.requestHeaders()
+				.names()
+				.forEach((header) -> this.headerNames.add(header.toLowerCase(java.util.Locale.ROOT)));
 			Mono<Void> answer = response.status(this.status.get())
 				.header("X-Backend", this.name)
 				.sendString(Mono.just(this.name))
@@ -106,6 +111,13 @@ final class HealthBackend implements AutoCloseable {
 
 	String address() {
 		return "127.0.0.1:" + this.port;
+	}
+
+	/**
+	 * Returns whether any request this backend served carried the header.
+	 */
+	boolean sawHeader(String name) {
+		return this.headerNames.contains(name.toLowerCase(java.util.Locale.ROOT));
 	}
 
 	void status(int status) {

@@ -38,6 +38,12 @@ class SplitIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> green = List.of(TestBackend.start("green"));
 
+	static final HealthBackend failing = HealthBackend.start("failing");
+
+	static {
+		failing.status(503);
+	}
+
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway.properties(registry)
@@ -61,6 +67,13 @@ class SplitIT extends GatewayIntegrationTest {
 			// flip's testers sit behind a proxy (the test client) in 203.0.113.0/24.
 			.set("gateway.lb.splits.flip.override-trusted-clients[0]", "203.0.113.0/24")
 			.set("gateway.lb.trusted-proxies[0]", "127.0.0.1/32")
+			.route("retried")
+			.filter("Retry=2")
+			.set("gateway.lb.splits.retried.targets.retried-target", 1)
+			.set("gateway.lb.splits.retried.override-header", "X-Gateway-Target")
+			.uris("retried-target", List.of(failing.uri()))
+			.set("gateway.lb.services.retried-target.retry.attempts", 0)
+			.set("gateway.lb.services.retried-target.health.passive.consecutive-failures", 0)
 			.route("pinned")
 			.instances("pinned-all", List.of(stable.get(0), stable.get(1), canary.get(0), canary.get(1)))
 			.set("gateway.lb.services.pinned-all.algorithm", "consistent-hash")
@@ -84,6 +97,7 @@ class SplitIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		List.of(stable, canary, blue, green).forEach((backends) -> backends.forEach(TestBackend::close));
+		failing.close();
 	}
 
 	@Test
@@ -179,6 +193,15 @@ class SplitIT extends GatewayIntegrationTest {
 			assertThat(this.client.getNow("/flip/", headers).backend()).isEqualTo("green");
 		}
 		assertThat(green.get(0).sawHeader("X-Gateway-Target")).isFalse();
+	}
+
+	@Test
+	void stripsTheOverrideHeaderFromEveryAttemptOfTheRoutesOwnRetryFilter() {
+		int before = failing.requests();
+		GatewayClient.Answer answer = this.client.getNow("/retried/", Map.of("X-Gateway-Target", "retried-target"));
+		assertThat(answer.status()).isEqualTo(503);
+		assertThat(failing.requests() - before).as("the first attempt and the route's two retries").isEqualTo(3);
+		assertThat(failing.sawHeader("X-Gateway-Target")).isFalse();
 	}
 
 	@Test

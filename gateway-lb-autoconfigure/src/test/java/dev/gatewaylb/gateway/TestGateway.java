@@ -16,6 +16,8 @@ class TestGateway {
 
 	private int routes;
 
+	private int filters;
+
 	private final DynamicPropertyRegistry registry;
 
 	private TestGateway(DynamicPropertyRegistry registry) {
@@ -39,6 +41,17 @@ class TestGateway {
 		this.registry.add(route + ".uri", () -> "lb://" + service);
 		this.registry.add(route + ".predicates[0]", () -> "Path=/" + service + "/**");
 		this.registry.add(route + ".filters[0]", () -> "StripPrefix=1");
+		this.filters = 1;
+		return this;
+	}
+
+	/**
+	 * Adds a filter to the route declared last, after its {@code StripPrefix=1}.
+	 */
+	TestGateway filter(String filter) {
+		this.registry.add(
+				"spring.cloud.gateway.server.webflux.routes[" + (this.routes - 1) + "].filters[" + this.filters++ + "]",
+				() -> filter);
 		return this;
 	}
 

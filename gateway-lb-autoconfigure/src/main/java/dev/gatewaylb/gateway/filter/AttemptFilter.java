@@ -115,6 +115,12 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 			if (previous != null) {
 				previous.abandon();
 			}
+			// The route's filter hands the exchange as it had it: strip the override
+			// header again.
+			SplitSettings split = this.settings.get().split(url.getHost());
+			if (split != null) {
+				exchange = SplitRouting.withoutOverride(exchange, split);
+			}
 			lease.route(exchange, chain, url, schemePrefix, this);
 			return attempt(lease, resolved);
 		}
