@@ -3,6 +3,7 @@ package dev.gatewaylb.config;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -294,6 +295,21 @@ public record Cidr(byte[] network, int prefixLength) {
 		}
 		mask(bytes, this.prefixLength);
 		return Arrays.equals(bytes, this.network);
+	}
+
+	/**
+	 * Returns whether any of {@code networks} contains {@code address}.
+	 * @param networks the networks
+	 * @param address the address
+	 * @return whether one matches
+	 */
+	public static boolean anyContains(List<Cidr> networks, InetAddress address) {
+		for (Cidr network : networks) {
+			if (network.contains(address)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	@Override

@@ -42,12 +42,26 @@ final class ClientAddresses {
 	 */
 	static @Nullable String resolve(@Nullable InetSocketAddress peer,
 			@Nullable List<? extends @Nullable CharSequence> forwardedFor, List<Cidr> trustedProxies) {
+		InetAddress client = resolveAddress(peer, forwardedFor, trustedProxies);
+		return (client != null) ? client.getHostAddress() : null;
+	}
+
+	/**
+	 * Returns the client's IP address, as {@link #resolve} finds it.
+	 * @param peer the connection's peer, or {@code null}
+	 * @param forwardedFor the values of every {@code X-Forwarded-For} header, or
+	 * {@code null}
+	 * @param trustedProxies the networks whose header is believed
+	 * @return the address, or {@code null} when the peer is unknown
+	 */
+	static @Nullable InetAddress resolveAddress(@Nullable InetSocketAddress peer,
+			@Nullable List<? extends @Nullable CharSequence> forwardedFor, List<Cidr> trustedProxies) {
 		InetAddress hop = (peer != null) ? peer.getAddress() : null;
 		if (hop == null) {
 			return null;
 		}
 		if (trustedProxies.isEmpty() || forwardedFor == null || forwardedFor.isEmpty()) {
-			return hop.getHostAddress();
+			return hop;
 		}
 		for (int line = forwardedFor.size() - 1; line >= 0; line--) {
 			CharSequence value = forwardedFor.get(line);
@@ -63,19 +77,19 @@ final class ClientAddresses {
 				int entryStart = skipBlanks(value, comma + 1, end);
 				int entryEnd = trimBlanks(value, entryStart, end);
 				if (entryStart < entryEnd) {
-					if (!trusted(hop, trustedProxies)) {
-						return hop.getHostAddress();
+					if (!Cidr.anyContains(trustedProxies, hop)) {
+						return hop;
 					}
 					InetAddress next = entry(value, entryStart, entryEnd);
 					if (next == null) {
-						return hop.getHostAddress();
+						return hop;
 					}
 					hop = next;
 				}
 				end = comma;
 			}
 		}
-		return hop.getHostAddress();
+		return hop;
 	}
 
 	/**
@@ -141,15 +155,6 @@ final class ClientAddresses {
 	private static boolean isBlank(char c) {
 		// Spaces and tabs, and control characters, which Cidr trims the same way.
 		return c <= ' ';
-	}
-
-	static boolean trusted(InetAddress address, List<Cidr> trustedProxies) {
-		for (Cidr network : trustedProxies) {
-			if (network.contains(address)) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 }

@@ -119,7 +119,7 @@ final class SplitRouting {
 		}
 		InetSocketAddress peer = lease.remoteAddress();
 		InetAddress peerAddress = (peer != null) ? peer.getAddress() : null;
-		if (peerAddress == null || !ClientAddresses.trusted(peerAddress, trustedProxies)) {
+		if (peerAddress == null || !Cidr.anyContains(trustedProxies, peerAddress)) {
 			return false;
 		}
 		// The first value is the one the client-facing proxy wrote.
@@ -146,10 +146,9 @@ final class SplitRouting {
 		if (target < 0) {
 			return -1;
 		}
-		String client = ClientAddresses.resolve(lease.remoteAddress(), request.getHeaders().get("X-Forwarded-For"),
-				trustedProxies);
-		InetAddress address = (client != null) ? Cidr.parseAddress(client) : null;
-		return (address != null && split.trustsOverrideFrom(address)) ? target : -1;
+		InetAddress client = ClientAddresses.resolveAddress(lease.remoteAddress(),
+				request.getHeaders().get("X-Forwarded-For"), trustedProxies);
+		return (client != null && split.trustsOverrideFrom(client)) ? target : -1;
 	}
 
 }

@@ -36,12 +36,7 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 	 * @return whether one of {@link #overrideTrustedClients()} contains it
 	 */
 	public boolean trustsOverrideFrom(InetAddress address) {
-		for (Cidr network : this.overrideTrustedClients) {
-			if (network.contains(address)) {
-				return true;
-			}
-		}
-		return false;
+		return Cidr.anyContains(this.overrideTrustedClients, address);
 	}
 
 	/**
