@@ -53,6 +53,15 @@ public final class EndpointState {
 
 	private final LongAdder ejections = new LongAdder();
 
+	/**
+	 * Latency samples and their sum since the endpoint joined, for latency-based
+	 * ejection: only ever added to on the request path (two uncontended-cell adds, no
+	 * allocation), read by the runtime thread, which keeps its own baselines.
+	 */
+	private final LongAdder latencySamples = new LongAdder();
+
+	private final LongAdder latencyTotalNanos = new LongAdder();
+
 	static final long NOT_EJECTED = Long.MIN_VALUE;
 
 	@SuppressWarnings("unused") // accessed through IN_FLIGHT
@@ -96,6 +105,30 @@ public final class EndpointState {
 	 */
 	public double latencyNanos(long nowNanos, long decayNanos) {
 		return this.latency.cost(nowNanos, decayNanos);
+	}
+
+	/**
+	 * Returns how many latency samples the endpoint has had since it joined.
+	 * @return the count
+	 */
+	public long latencySamples() {
+		return this.latencySamples.sum();
+	}
+
+	/**
+	 * Returns the sum of the endpoint's latency samples since it joined.
+	 * @return nanoseconds
+	 */
+	public long latencyTotalNanos() {
+		return this.latencyTotalNanos.sum();
+	}
+
+	/**
+	 * Adds a latency sample to the plain sums that latency-based ejection reads.
+	 */
+	void addLatencySample(long latencyNanos) {
+		this.latencyTotalNanos.add(Math.max(0, latencyNanos));
+		this.latencySamples.increment();
 	}
 
 	/**

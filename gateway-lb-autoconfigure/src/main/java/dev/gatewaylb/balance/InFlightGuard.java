@@ -72,12 +72,14 @@ public class InFlightGuard {
 
 	/**
 	 * Records the time from {@link #start} to {@code nowNanos} as a latency sample of the
-	 * endpoint, for peak EWMA.
+	 * endpoint, for peak EWMA and latency-based ejection.
 	 * @param nowNanos the balancer clock's current time, when the response headers
 	 * arrived
 	 */
 	public void recordLatency(long nowNanos) {
-		this.endpoint.latency.observe(nowNanos - this.startNanos, nowNanos, this.decayNanos);
+		long latencyNanos = nowNanos - this.startNanos;
+		this.endpoint.latency.observe(latencyNanos, nowNanos, this.decayNanos);
+		this.endpoint.addLatencySample(latencyNanos);
 	}
 
 	/**

@@ -29,9 +29,13 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	 * to 599; empty counts every 5xx. [502, 503, 504] counts only gateway failures, so
 	 * that requests an application answers with 500 do not eject it. Connect errors,
 	 * resets, timeouts and bodies that break off always count.
+	 * @param latencyFactor Ejects an endpoint whose latency average is more than this
+	 * many times the median of its service's endpoints' averages (with at least 3
+	 * endpoints of 20 samples each), like a failing one. 0 turns it off; otherwise above
+	 * 1.
 	 */
 	public record Passive(@Nullable Integer consecutiveFailures, @Nullable Duration baseEjectionTime,
-			@Nullable Integer maxEjectionPercent, @Nullable List<Integer> onStatuses) {
+			@Nullable Integer maxEjectionPercent, @Nullable List<Integer> onStatuses, @Nullable Double latencyFactor) {
 
 		public Passive {
 			if (consecutiveFailures != null && consecutiveFailures < 0) {
@@ -45,6 +49,11 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			if (maxEjectionPercent != null && (maxEjectionPercent < 0 || maxEjectionPercent > 100)) {
 				throw new IllegalArgumentException(
 						"max-ejection-percent: " + maxEjectionPercent + " (expected: 0 to 100)");
+			}
+			if (latencyFactor != null && !(latencyFactor == 0 || latencyFactor > 1)) {
+				// NaN fails both tests; a factor of 1 or less would eject half the set.
+				throw new IllegalArgumentException(
+						"latency-factor: " + latencyFactor + " (expected: 0 (off) or > 1, e.g. 3)");
 			}
 			if (onStatuses != null) {
 				for (Integer status : onStatuses) {

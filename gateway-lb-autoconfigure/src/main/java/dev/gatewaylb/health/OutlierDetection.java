@@ -26,9 +26,12 @@ import dev.gatewaylb.balance.Snapshot;
  * @param baseEjectionNanos the first ejection's length
  * @param maxEjectionPercent the most of the set that may be ejected at once
  * @param failureStatuses the upstream statuses that count as a failure
+ * @param latencyFactor how many times the median latency average of the service's
+ * endpoints makes an endpoint's average an outlier ({@link LatencyOutliers}); 0 turns
+ * latency-based ejection off
  */
 public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
-		FailureStatuses failureStatuses) {
+		FailureStatuses failureStatuses, double latencyFactor) {
 
 	/**
 	 * The ejection time multiplier stops growing here.
@@ -43,6 +46,26 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 	 */
 	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent) {
 		this(consecutiveFailures, baseEjectionNanos, maxEjectionPercent, FailureStatuses.SERVER_ERRORS);
+	}
+
+	/**
+	 * Creates a detector without latency-based ejection.
+	 * @param consecutiveFailures failures in a row that eject; 0 turns detection off
+	 * @param baseEjectionNanos the first ejection's length
+	 * @param maxEjectionPercent the most of the set that may be ejected at once
+	 * @param failureStatuses the upstream statuses that count as a failure
+	 */
+	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
+			FailureStatuses failureStatuses) {
+		this(consecutiveFailures, baseEjectionNanos, maxEjectionPercent, failureStatuses, 0);
+	}
+
+	/**
+	 * Returns whether latency-based ejection is on.
+	 * @return whether {@code latency-factor} is above 0
+	 */
+	public boolean ejectsSlowEndpoints() {
+		return this.latencyFactor > 0;
 	}
 
 	/**
@@ -86,6 +109,20 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 		if (!isEnabled() || endpoint.recordFailure() < this.consecutiveFailures || endpoint.isEjected(nowNanos)) {
 			return false;
 		}
+		return eject(endpoint, snapshot, ejections, nowNanos);
+	}
+
+	/**
+	 * Ejects an endpoint for the base ejection time times its ejection count (capped at
+	 * {@value #MAX_EJECTION_MULTIPLIER}), if the set can spare it: the one path that
+	 * failure streaks and latency outliers share.
+	 * @param endpoint the endpoint's state
+	 * @param snapshot the set it belongs to
+	 * @param ejections the ejections of that set
+	 * @param nowNanos the balancer clock's current time
+	 * @return whether this call ejected the endpoint
+	 */
+	public boolean eject(EndpointState endpoint, Snapshot<?> snapshot, Ejections ejections, long nowNanos) {
 		long multiplier = Math.min(endpoint.timesEjected() + 1, MAX_EJECTION_MULTIPLIER);
 		return ejections.eject(endpoint, snapshot.size(), this.maxEjectionPercent, nowNanos,
 				nowNanos + this.baseEjectionNanos * multiplier);

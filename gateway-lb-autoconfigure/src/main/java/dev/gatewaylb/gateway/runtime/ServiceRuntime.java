@@ -146,11 +146,14 @@ public final class ServiceRuntime {
 	}
 
 	/**
-	 * Returns whether an attempt's latency must be measured: only peak-EWMA reads it.
+	 * Returns whether an attempt's latency must be measured: peak-EWMA reads it, and so
+	 * does latency-based ejection ({@code health.passive.latency-factor}) whatever the
+	 * algorithm.
 	 * @return whether latency is recorded
 	 */
 	public boolean recordsLatency() {
-		return this.settings.balancer().algorithm() == Algorithm.PEAK_EWMA;
+		return this.settings.balancer().algorithm() == Algorithm.PEAK_EWMA
+				|| this.settings.health().passive().ejectsSlowEndpoints();
 	}
 
 	/**

@@ -35,6 +35,7 @@ import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.health.Ejections;
+import dev.gatewaylb.health.LatencyOutliers;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.health.RetryBudget;
 import org.apache.commons.logging.Log;
@@ -551,7 +552,26 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			ServiceRuntime runtime = slot.runtime;
 			if (runtime != null && runtime.isBalancedHere()) {
 				poll(slot);
+				ejectSlowEndpoints(slot, runtime);
 			}
+		}
+	}
+
+	/**
+	 * Latency-based ejection, once a poll interval on this thread: the median of the
+	 * endpoints' averages is taken here, never on the request path, which only adds to
+	 * each endpoint's latency sums. The ejection goes through the same atomic cap as a
+	 * failure's on an event loop ({@link LatencyOutliers}).
+	 */
+	private void ejectSlowEndpoints(Slot slot, ServiceRuntime runtime) {
+		OutlierDetection detection = runtime.settings().health().passive();
+		long now = this.nanoClock.getAsLong();
+		for (EndpointState state : slot.latency.evaluate(runtime.snapshot(), runtime.ejections(), detection, now)) {
+			logger.warn("Ejected " + state.address() + " of service " + runtime.id() + " for "
+					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms: its latency average is more than "
+					+ detection.latencyFactor() + " times the median of the service's endpoints, "
+					+ Math.round(slot.latency.lastMedianNanos() / 1_000) / 1000.0 + " ms");
+			runtime.balancer().reevaluateLater();
 		}
 	}
 
@@ -715,6 +735,12 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		long emptySinceNanos;
 
 		@Nullable String lastPollError;
+
+		/**
+		 * The latency windows of the service's endpoints; read and written on the runtime
+		 * thread only.
+		 */
+		final LatencyOutliers latency = new LatencyOutliers();
 
 		Slot(String id) {
 			this.id = id;

@@ -53,7 +53,7 @@ final class SettingsMapper {
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
 			new TlsProperties(""), false,
-			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of()),
+			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
 
@@ -117,7 +117,8 @@ final class SettingsMapper {
 				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
 						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
 						layers.get(in(PASSIVE, Passive::maxEjectionPercent)),
-						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses)))),
+						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses))),
+						layers.get(in(PASSIVE, Passive::latencyFactor))),
 				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
 						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))));
 		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),

@@ -76,6 +76,8 @@ class SettingsLayersPropertyTests {
 					Duration.ofSeconds(30)),
 			key("health.passive.max-ejection-percent", (s) -> s.health().passive().maxEjectionPercent(), 50, "0", 0,
 					"100", 100, "10", 10),
+			key("health.passive.latency-factor", (s) -> s.health().passive().latencyFactor(), 0.0, "3", 3.0, "1.5", 1.5,
+					"0", 0.0),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
