@@ -1,0 +1,230 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Latency-based ejection ({@code health.passive.latency-factor}) under 16 concurrent
+ * clients: one backend ten times slower than its two peers (20/20/200 ms) is ejected, so
+ * that it gets almost nothing and the tail stays near the fast backends' latency; it
+ * comes back, ramping, once it is fast again; and never more endpoints are out than
+ * {@code max-ejection-percent} allows.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class LatencyEjectionIT extends GatewayIntegrationTest {
+
+	static final int CLIENTS = 16;
+
+	static final List<TestBackend> tail = List.of(TestBackend.start("tail-fast-1"), TestBackend.start("tail-fast-2"),
+			TestBackend.start("tail-slow"));
+
+	static final List<TestBackend> capped = List.of(TestBackend.start("cap-fast-1"), TestBackend.start("cap-fast-2"),
+			TestBackend.start("cap-fast-3"), TestBackend.start("cap-slow-1"), TestBackend.start("cap-slow-2"));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway gateway = TestGateway.properties(registry);
+		gateway.route("tail")
+			.instances("tail", tail)
+			.set("gateway.lb.services.tail.algorithm", "least-requests")
+			.set("gateway.lb.services.tail.slow-start", "5s")
+			.set("gateway.lb.services.tail.health.passive.latency-factor", 3)
+			.set("gateway.lb.services.tail.health.passive.base-ejection-time", "8s");
+		gateway.route("capped")
+			.instances("capped", capped)
+			.set("gateway.lb.services.capped.algorithm", "least-requests")
+			.set("gateway.lb.services.capped.health.passive.latency-factor", 3)
+			.set("gateway.lb.services.capped.health.passive.max-ejection-percent", 20)
+			.set("gateway.lb.services.capped.health.passive.base-ejection-time", "30s");
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		tail.forEach(TestBackend::close);
+		capped.forEach(TestBackend::close);
+	}
+
+	@Test
+	void aTenTimesSlowerBackendIsEjectedAndComesBackRampingWhenItIsFastAgain() {
+		TestBackend slow = tail.get(2);
+		tail.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
+		slow.delay(Duration.ofMillis(200));
+		try (Load load = new Load(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
+			await().atMost(Duration.ofSeconds(20)).until(() -> isEjected("tail", slow));
+			// Requests picked just before the ejection still finish at the slow backend
+			// (within its 200 ms): let them go by before measuring.
+			load.await(200);
+			Window window = load.window(1600);
+			assertThat(isEjected("tail", slow)).as("still within the 8 s ejection, so the window means something")
+				.isTrue();
+			assertThat(window.share("tail-slow")).as("slow backend's share after warm-up: %s", window).isLessThan(0.01);
+			assertThat(window.p99Millis()).as("p99 in ms: %s", window).isLessThan(100);
+			slow.delay(Duration.ofMillis(20));
+			// Back under slow start: for its first seconds it weighs less than its peers.
+			await().atMost(Duration.ofSeconds(20)).until(() -> {
+				double weight = effectiveWeight("tail", slow);
+				return !isEjected("tail", slow) && weight > 0 && weight < 1;
+			});
+			await().atMost(Duration.ofSeconds(30))
+				.untilAsserted(() -> assertThat(load.window(600).share("tail-slow")).isGreaterThan(0.25));
+			assertThat(isEjected("tail", slow)).as("fast again, so not ejected again").isFalse();
+			assertThat(load.failures()).as("client-visible errors").isZero();
+			assertThat(load.maxEjected()).as("most endpoints ejected at once (50% of 3)").isEqualTo(1);
+		}
+	}
+
+	@Test
+	void neverEjectsMoreThanMaxEjectionPercentEvenWhenMoreAreSlow() {
+		capped.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
+		capped.get(3).delay(Duration.ofMillis(200));
+		capped.get(4).delay(Duration.ofMillis(200));
+		try (Load load = new Load(this.client, "/capped/", CLIENTS, () -> ejected("capped"))) {
+			await().atMost(Duration.ofSeconds(20)).until(() -> ejected("capped") == 1);
+			// Both slow endpoints stay outliers for many evaluations; 20% of 5 is one.
+			load.await(3000);
+			assertThat(load.maxEjected()).isEqualTo(1);
+			assertThat(load.failures()).isZero();
+		}
+	}
+
+	private boolean isEjected(String service, TestBackend backend) {
+		return state(service, "127.0.0.1:" + backend.port()).isEjected(this.runtimes.nanoTime());
+	}
+
+	private double effectiveWeight(String service, TestBackend backend) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.state(i).address().equals("127.0.0.1:" + backend.port())) {
+				return snapshot.effectiveWeight(i);
+			}
+		}
+		throw new IllegalStateException(backend.name());
+	}
+
+	private int ejected(String service) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		long now = this.runtimes.nanoTime();
+		int ejected = 0;
+		for (int i = 0; snapshot != null && i < snapshot.size(); i++) {
+			ejected += snapshot.state(i).isEjected(now) ? 1 : 0;
+		}
+		return ejected;
+	}
+
+	/**
+	 * Lanes of clients that each send one request after another until closed, noting each
+	 * answer's backend and latency, and the most endpoints seen ejected at once.
+	 */
+	static final class Load implements AutoCloseable {
+
+		private final Queue<Sample> samples = new ConcurrentLinkedQueue<>();
+
+		private final AtomicLong served = new AtomicLong();
+
+		private final AtomicInteger failures = new AtomicInteger();
+
+		private final AtomicInteger maxEjected = new AtomicInteger();
+
+		private final AtomicBoolean running = new AtomicBoolean(true);
+
+		private final Disposable lanes;
+
+		Load(GatewayClient client, String path, int lanes, java.util.function.IntSupplier ejected) {
+			this.lanes = Flux.range(0, lanes)
+				.flatMap((lane) -> Mono.defer(() -> client.get(path, Map.of())).elapsed().doOnNext((timed) -> {
+					GatewayClient.Answer answer = timed.getT2();
+					if (answer.status() != 200) {
+						this.failures.incrementAndGet();
+					}
+					this.samples.add(new Sample(answer.backend(), timed.getT1()));
+					this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
+					this.served.incrementAndGet();
+				}).onErrorResume((ex) -> {
+					this.failures.incrementAndGet();
+					return Mono.empty();
+				}).repeat(this.running::get), lanes)
+				.subscribe();
+		}
+
+		/**
+		 * Waits until {@code count} more requests have been answered.
+		 */
+		void await(long count) {
+			long start = this.served.get();
+			org.awaitility.Awaitility.await()
+				.atMost(Duration.ofSeconds(60))
+				.until(() -> this.served.get() - start >= count);
+		}
+
+		/**
+		 * Returns the next {@code count} answers.
+		 */
+		Window window(int count) {
+			this.samples.clear();
+			await(count);
+			return new Window(new ArrayList<>(this.samples));
+		}
+
+		int failures() {
+			return this.failures.get();
+		}
+
+		int maxEjected() {
+			return this.maxEjected.get();
+		}
+
+		@Override
+		public void close() {
+			this.running.set(false);
+			this.lanes.dispose();
+		}
+
+	}
+
+	record Sample(String backend, long millis) {
+	}
+
+	record Window(List<Sample> samples) {
+
+		double share(String backend) {
+			return (double) this.samples.stream().filter((sample) -> backend.equals(sample.backend())).count()
+					/ this.samples.size();
+		}
+
+		long p99Millis() {
+			long[] sorted = this.samples.stream().mapToLong(Sample::millis).sorted().toArray();
+			return sorted[(int) Math.ceil(sorted.length * 0.99) - 1];
+		}
+
+		@Override
+		public String toString() {
+			Map<String, Long> counts = new java.util.TreeMap<>();
+			this.samples.forEach((sample) -> counts.merge(sample.backend(), 1L, Long::sum));
+			return this.samples.size() + " answers " + counts + ", p99 " + p99Millis() + " ms";
+		}
+
+	}
+
+}
