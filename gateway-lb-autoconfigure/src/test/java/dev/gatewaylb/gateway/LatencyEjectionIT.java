@@ -101,7 +101,7 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		capped.get(3).delay(Duration.ofMillis(200));
 		capped.get(4).delay(Duration.ofMillis(200));
 		try (Load load = new Load(this.client, "/capped/", CLIENTS, () -> ejected("capped"))) {
-			await().atMost(Duration.ofSeconds(20)).until(() -> ejected("capped") == 1);
+			await().atMost(Duration.ofSeconds(20)).until(() -> ejected("capped") >= 1);
 			// Both slow endpoints stay outliers for many evaluations; 20% of 5 is one.
 			load.await(3000);
 			assertThat(load.maxEjected()).isEqualTo(1);
