@@ -19,9 +19,10 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * Checks the package rule: the core is plain Java, outer layers depend on inner ones and
  * never the reverse. {@code balance} imports the JDK only; {@code split} and
- * {@code health} the JDK and {@code balance}; {@code config} Spring Boot and nothing of
- * ours; {@code gateway} neither {@code actuate} nor {@code autoconfigure};
- * {@code actuate} not {@code autoconfigure}. No package cycles.
+ * {@code health} the JDK and {@code balance}; {@code hedge} the JDK, HdrHistogram and
+ * {@code health}; {@code config} Spring Boot and nothing of ours; {@code gateway} neither
+ * {@code actuate} nor {@code autoconfigure}; {@code actuate} not {@code autoconfigure}.
+ * No package cycles.
  */
 class ArchitectureTests {
 
@@ -52,14 +53,25 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void hedgeImportsTheJdkHdrHistogramAndHealthOnly() {
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.hedge..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.health..",
+					"dev.gatewaylb.hedge..")
+			.check(CLASSES);
+	}
+
+	@Test
 	void configImportsSpringBootAndNothingOfOurs() {
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.config..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("dev.gatewaylb.balance..", "dev.gatewaylb.split..", "dev.gatewaylb.health..",
-					"dev.gatewaylb.gateway..", "dev.gatewaylb.actuate..", "dev.gatewaylb.autoconfigure..",
-					"org.springframework.cloud..", "reactor..")
+					"dev.gatewaylb.hedge..", "dev.gatewaylb.gateway..", "dev.gatewaylb.actuate..",
+					"dev.gatewaylb.autoconfigure..", "org.springframework.cloud..", "reactor..")
 			.check(CLASSES);
 	}
 

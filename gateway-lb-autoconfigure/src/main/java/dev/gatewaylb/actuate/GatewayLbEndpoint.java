@@ -9,6 +9,7 @@ import java.util.TreeMap;
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
@@ -16,6 +17,8 @@ import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.hedge.HedgeDelay;
+import dev.gatewaylb.hedge.Hedging;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -146,7 +149,21 @@ public class GatewayLbEndpoint {
 					runtime.settings().upstream().maxPending(), 0, 0, 0);
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
-				hashKey(runtime.settings()), balancer.hashBalanceFactor(), runtime.isBalancedHere(), endpoints, pool);
+				hashKey(runtime.settings()), balancer.hashBalanceFactor(), runtime.isBalancedHere(), endpoints, pool,
+				hedge(runtime));
+	}
+
+	private static @Nullable HedgeReport hedge(ServiceRuntime runtime) {
+		Hedging hedging = runtime.hedging();
+		if (hedging == null) {
+			return null;
+		}
+		long delay = hedging.delayNanos();
+		ServiceCounters counters = runtime.counters();
+		return new HedgeReport(hedging.delay().maxExtraLoad(), runtime.settings().hedge().minDelayNanos() / 1_000_000.0,
+				(delay == HedgeDelay.UNKNOWN) ? null : delay / 1_000_000.0, hedging.delay().samplesInWindow(),
+				counters.hedgesSent().sum(), counters.hedgesWon().sum(), counters.hedgesLost().sum(),
+				counters.hedgesRefusedByBudget().sum());
 	}
 
 	private static String state(Snapshot<Member> snapshot, int index, long now) {
@@ -217,9 +234,29 @@ public class GatewayLbEndpoint {
 	 * declares its own Spring Cloud LoadBalancer balancer for it)
 	 * @param endpoints the endpoints, in canonical order (by address)
 	 * @param pool the service's connection pools
+	 * @param hedge the service's hedged requests, or {@code null} when it does not hedge
 	 */
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
-			boolean balanced, List<EndpointReport> endpoints, PoolReport pool) {
+			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge) {
+	}
+
+	/**
+	 * A service's hedged requests.
+	 *
+	 * @param maxExtraLoad backups as a fraction of requests
+	 * @param minDelayMillis the shortest delay
+	 * @param delayMillis how long an attempt waits now before its backup: the service's
+	 * latency at the percentile 1 - max-extra-load over the last 10 s, at least the
+	 * minimum; {@code null} while the window holds too few answers to say, when nothing
+	 * is hedged
+	 * @param samples answers in the latency window
+	 * @param sent backups sent
+	 * @param won backups whose headers came first
+	 * @param lost backups cancelled or failed
+	 * @param refusedByBudget backups the budget refused
+	 */
+	public record HedgeReport(double maxExtraLoad, double minDelayMillis, @Nullable Double delayMillis, long samples,
+			long sent, long won, long lost, long refusedByBudget) {
 	}
 
 	/**

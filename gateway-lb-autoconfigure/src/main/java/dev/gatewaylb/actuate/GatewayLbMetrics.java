@@ -58,6 +58,8 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 
 	static final String FAIL_OPEN = "gateway.lb.fail.open";
 
+	static final String HEDGES = "gateway.lb.hedges";
+
 	static final String RETRIES = "gateway.lb.retries";
 
 	/**
@@ -139,7 +141,7 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 	}
 
 	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
-		List<Meter> meters = new ArrayList<>(4);
+		List<Meter> meters = new ArrayList<>(8);
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "saturated")
 			.description("Requests answered 503 because the service's connection pool was saturated")
@@ -155,6 +157,22 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 		meters.add(FunctionCounter.builder(RETRIES, counters.refusedByBudget(), LongAdder::sum)
 			.tags("service", serviceId, "outcome", "budget")
 			.description("Retries the retry budget refused; the original failure was answered")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesSent(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "sent")
+			.description("Backup requests sent to another endpoint because an answer was slow")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesWon(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "won")
+			.description("Backup requests whose response headers came first")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesLost(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "lost")
+			.description("Backup requests cancelled because the first attempt answered first, or that failed")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesRefusedByBudget(), LongAdder::sum)
+			.tags("service", serviceId, "outcome", "budget")
+			.description("Backup requests the hedge budget (max-extra-load) refused")
 			.register(this.meterRegistry));
 		return meters;
 	}

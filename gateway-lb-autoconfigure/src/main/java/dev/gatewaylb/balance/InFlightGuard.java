@@ -71,6 +71,14 @@ public class InFlightGuard {
 	}
 
 	/**
+	 * Returns when the latency sample started.
+	 * @return the balancer clock's time at {@link #start}, or 0 if it never started
+	 */
+	public long startNanos() {
+		return this.startNanos;
+	}
+
+	/**
 	 * Records the time from {@link #start} to {@code nowNanos} as a latency sample of the
 	 * endpoint, for peak EWMA and latency-based ejection.
 	 * @param nowNanos the balancer clock's current time, when the response headers

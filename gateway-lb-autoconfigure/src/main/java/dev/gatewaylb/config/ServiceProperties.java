@@ -29,6 +29,7 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param http2 Whether to offer HTTP/2 (h2, negotiated by ALPN) to https upstreams.
  * @param health Health checking of the endpoints.
  * @param retry Retries on other endpoints.
+ * @param hedge Hedged (backup) requests to another endpoint when an answer is slow.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -37,13 +38,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable TimeoutProperties timeouts,
 		@NestedConfigurationProperty @Nullable TlsProperties tls, @Nullable Boolean http2,
 		@NestedConfigurationProperty @Nullable HealthProperties health,
-		@NestedConfigurationProperty @Nullable RetryProperties retry) {
+		@NestedConfigurationProperty @Nullable RetryProperties retry,
+		@NestedConfigurationProperty @Nullable HedgeProperties hedge) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null);
+			null, null, null, null);
 
 	/**
 	 * RFC 9110 token: what a header or cookie name may contain.

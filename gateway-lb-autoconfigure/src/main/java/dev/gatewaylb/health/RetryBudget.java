@@ -25,7 +25,10 @@ public final class RetryBudget {
 	 */
 	public static final int WINDOW_SECONDS = 10;
 
-	private final int percent;
+	/**
+	 * Retries allowed per request: the percent over 100.
+	 */
+	private final double share;
 
 	private final int minPerSecond;
 
@@ -47,7 +50,23 @@ public final class RetryBudget {
 	 * @param nanoClock a monotonic clock
 	 */
 	public RetryBudget(int percent, int minPerSecond, LongSupplier nanoClock) {
-		this.percent = percent;
+		this(percent / 100.0, minPerSecond, nanoClock);
+	}
+
+	/**
+	 * Creates a budget that allows a share of requests that is not a whole percent, such
+	 * as the backups of hedged requests.
+	 * @param share retries allowed per request, 0 or more
+	 * @param minPerSecond retries allowed per second whatever the traffic
+	 * @param nanoClock a monotonic clock
+	 * @return the budget
+	 */
+	public static RetryBudget ofShare(double share, int minPerSecond, LongSupplier nanoClock) {
+		return new RetryBudget(share, minPerSecond, nanoClock);
+	}
+
+	private RetryBudget(double share, int minPerSecond, LongSupplier nanoClock) {
+		this.share = share;
 		this.minPerSecond = minPerSecond;
 		this.nanoClock = nanoClock;
 		long now = second(nanoClock.getAsLong());
@@ -97,7 +116,9 @@ public final class RetryBudget {
 				retriesInWindow += this.retries.get(i);
 			}
 		}
-		long allowed = requestsInWindow * this.percent / 100 + (long) this.minPerSecond * WINDOW_SECONDS;
+		// The product is exact for every count a window can hold; a share such as 0.2
+		// that binary cannot hold exactly is nudged so that 5 requests allow 1 retry.
+		long allowed = (long) (requestsInWindow * this.share + 1e-9) + (long) this.minPerSecond * WINDOW_SECONDS;
 		if (retriesInWindow >= allowed) {
 			return false;
 		}

@@ -35,14 +35,14 @@ class GatewayLbPropertiesBinderTests {
 				"gateway.lb.services.catalog.pool.max-connections", "3",
 				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
 		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
-				null, null, new PoolProperties(null, 7, null, null), null, null, null, null, null));
+				null, null, new PoolProperties(null, 7, null, null), null, null, null, null, null, null));
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(
 				new ServiceProperties(BalancingAlgorithm.PEAK_EWMA, null, null, null, null,
 						new PoolProperties(3, null, null, null), null, null, null,
 						new HealthProperties(
 								new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null), null),
-						null));
+						null, null));
 	}
 
 	@Test
@@ -98,6 +98,10 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.services.catalog.hash-balance-factor                 | -1.25  | gateway.lb.services.catalog                | hash-balance-factor: -1.25 (expected: 0 (off) or > 1, e.g. 1.25)
 					gateway.lb.defaults.hash-balance-factor                         | NaN    | gateway.lb.defaults                        | hash-balance-factor: NaN (expected: 0 (off) or > 1, e.g. 1.25)
 					gateway.lb.splits.shop.override-header                          | X Test | gateway.lb.splits.shop                     | override-header: 'X Test' (expected: a header name)
+					gateway.lb.defaults.hedge.max-extra-load                        | 1.5    | gateway.lb.defaults.hedge                  | max-extra-load: 1.5 (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
+					gateway.lb.services.catalog.hedge.max-extra-load                | -0.05  | gateway.lb.services.catalog.hedge          | max-extra-load: -0.05 (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
+					gateway.lb.services.catalog.hedge.max-extra-load                | NaN    | gateway.lb.services.catalog.hedge          | max-extra-load: NaN (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
+					gateway.lb.defaults.hedge.min-delay                             | -5ms   | gateway.lb.defaults.hedge                  | min-delay: -5ms (expected: >= 0s)
 					""")
 	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,
 			String expectation) {

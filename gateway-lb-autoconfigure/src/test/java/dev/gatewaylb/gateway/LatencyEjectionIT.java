@@ -1,22 +1,12 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.runtime.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -71,12 +61,12 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		TestBackend slow = tail.get(2);
 		tail.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
 		slow.delay(Duration.ofMillis(200));
-		try (Load load = new Load(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
+		try (ClientLoad load = new ClientLoad(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
 			await().atMost(Duration.ofSeconds(20)).until(() -> isEjected("tail", slow));
 			// Requests picked just before the ejection still finish at the slow backend
 			// (within its 200 ms): let them go by before measuring.
 			load.await(200);
-			Window window = load.window(1600);
+			ClientLoad.Window window = load.window(1600);
 			assertThat(isEjected("tail", slow)).as("still within the 8 s ejection, so the window means something")
 				.isTrue();
 			assertThat(window.share("tail-slow")).as("slow backend's share after warm-up: %s", window).isLessThan(0.01);
@@ -100,7 +90,7 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		capped.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
 		capped.get(3).delay(Duration.ofMillis(200));
 		capped.get(4).delay(Duration.ofMillis(200));
-		try (Load load = new Load(this.client, "/capped/", CLIENTS, () -> ejected("capped"))) {
+		try (ClientLoad load = new ClientLoad(this.client, "/capped/", CLIENTS, () -> ejected("capped"))) {
 			await().atMost(Duration.ofSeconds(20)).until(() -> ejected("capped") >= 1);
 			// Both slow endpoints stay outliers for many evaluations; 20% of 5 is one.
 			load.await(3000);
@@ -131,100 +121,6 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			ejected += snapshot.state(i).isEjected(now) ? 1 : 0;
 		}
 		return ejected;
-	}
-
-	/**
-	 * Lanes of clients that each send one request after another until closed, noting each
-	 * answer's backend and latency, and the most endpoints seen ejected at once.
-	 */
-	static final class Load implements AutoCloseable {
-
-		private final Queue<Sample> samples = new ConcurrentLinkedQueue<>();
-
-		private final AtomicLong served = new AtomicLong();
-
-		private final AtomicInteger failures = new AtomicInteger();
-
-		private final AtomicInteger maxEjected = new AtomicInteger();
-
-		private final AtomicBoolean running = new AtomicBoolean(true);
-
-		private final Disposable lanes;
-
-		Load(GatewayClient client, String path, int lanes, java.util.function.IntSupplier ejected) {
-			this.lanes = Flux.range(0, lanes)
-				.flatMap((lane) -> Mono.defer(() -> client.get(path, Map.of())).elapsed().doOnNext((timed) -> {
-					GatewayClient.Answer answer = timed.getT2();
-					if (answer.status() != 200) {
-						this.failures.incrementAndGet();
-					}
-					this.samples.add(new Sample(answer.backend(), timed.getT1()));
-					this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
-					this.served.incrementAndGet();
-				}).onErrorResume((ex) -> {
-					this.failures.incrementAndGet();
-					return Mono.empty();
-				}).repeat(this.running::get), lanes)
-				.subscribe();
-		}
-
-		/**
-		 * Waits until {@code count} more requests have been answered.
-		 */
-		void await(long count) {
-			long start = this.served.get();
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(60))
-				.until(() -> this.served.get() - start >= count);
-		}
-
-		/**
-		 * Returns the next {@code count} answers.
-		 */
-		Window window(int count) {
-			this.samples.clear();
-			await(count);
-			return new Window(new ArrayList<>(this.samples));
-		}
-
-		int failures() {
-			return this.failures.get();
-		}
-
-		int maxEjected() {
-			return this.maxEjected.get();
-		}
-
-		@Override
-		public void close() {
-			this.running.set(false);
-			this.lanes.dispose();
-		}
-
-	}
-
-	record Sample(String backend, long millis) {
-	}
-
-	record Window(List<Sample> samples) {
-
-		double share(String backend) {
-			return (double) this.samples.stream().filter((sample) -> backend.equals(sample.backend())).count()
-					/ this.samples.size();
-		}
-
-		long p99Millis() {
-			long[] sorted = this.samples.stream().mapToLong(Sample::millis).sorted().toArray();
-			return sorted[(int) Math.ceil(sorted.length * 0.99) - 1];
-		}
-
-		@Override
-		public String toString() {
-			Map<String, Long> counts = new java.util.TreeMap<>();
-			this.samples.forEach((sample) -> counts.merge(sample.backend(), 1L, Long::sum));
-			return this.samples.size() + " answers " + counts + ", p99 " + p99Millis() + " ms";
-		}
-
 	}
 
 }

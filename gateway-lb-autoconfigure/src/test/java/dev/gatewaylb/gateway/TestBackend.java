@@ -2,14 +2,18 @@ package dev.gatewaylb.gateway;
 
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -26,6 +30,19 @@ final class TestBackend implements AutoCloseable {
 	private final AtomicLong delayMillis = new AtomicLong();
 
 	private final AtomicInteger requests = new AtomicInteger();
+
+	private final Map<String, AtomicInteger> requestsByMethod = new ConcurrentHashMap<>();
+
+	/**
+	 * Requests whose answer the caller gave up on before it was sent: the connection
+	 * closed (HTTP/1.1) or the stream was reset (h2) under them.
+	 */
+	private final AtomicInteger cancelled = new AtomicInteger();
+
+	/**
+	 * Draws each answer's delay when set, in place of the fixed one.
+	 */
+	private volatile @Nullable LongSupplier delays;
 
 	private final AtomicInteger active = new AtomicInteger();
 
@@ -54,9 +71,13 @@ final class TestBackend implements AutoCloseable {
 			channel.closeFuture().addListener((closed) -> this.connections.decrementAndGet());
 		}).handle((request, response) -> {
 			this.requests.incrementAndGet();
+			this.requestsByMethod.computeIfAbsent(request.method().name(), (method) -> new AtomicInteger())
+				.incrementAndGet();
 			request.requestHeaders().names().forEach((header) -> this.headerNames.add(header.toLowerCase(Locale.ROOT)));
 			this.maxActive.accumulateAndGet(this.active.incrementAndGet(), Math::max);
-			long delay = queryParameter(request.uri(), "delay", this.delayMillis.get());
+			LongSupplier drawn = this.delays;
+			long delay = queryParameter(request.uri(), "delay",
+					(drawn != null) ? drawn.getAsLong() : this.delayMillis.get());
 			long stall = queryParameter(request.uri(), "stall", 0);
 			if (stall > 0) {
 				// Declares 100 bytes, sends 10 at once and the other 90 only after the
@@ -93,7 +114,12 @@ final class TestBackend implements AutoCloseable {
 					.sendString(Mono.just(name))
 					.then());
 			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
-			return delayed.doFinally((signal) -> release.run());
+			return delayed.doFinally((signal) -> {
+				if (signal == SignalType.CANCEL) {
+					this.cancelled.incrementAndGet();
+				}
+				release.run();
+			});
 		}));
 	}
 
@@ -146,8 +172,32 @@ final class TestBackend implements AutoCloseable {
 		this.delayMillis.set(delay.toMillis());
 	}
 
+	/**
+	 * Draws every answer's delay, in milliseconds, from {@code millis} (called once per
+	 * request, from the server's event loops); {@code null} goes back to the fixed delay.
+	 */
+	void delays(@Nullable LongSupplier millis) {
+		this.delays = millis;
+	}
+
 	int requests() {
 		return this.requests.get();
+	}
+
+	/**
+	 * Returns the requests served with one method since the last reset.
+	 */
+	int requests(String method) {
+		AtomicInteger count = this.requestsByMethod.get(method);
+		return (count != null) ? count.get() : 0;
+	}
+
+	/**
+	 * Returns the requests whose caller went away before their answer, since the last
+	 * reset.
+	 */
+	int cancelled() {
+		return this.cancelled.get();
 	}
 
 	/**
@@ -159,6 +209,8 @@ final class TestBackend implements AutoCloseable {
 
 	void reset() {
 		this.requests.set(0);
+		this.requestsByMethod.clear();
+		this.cancelled.set(0);
 		this.maxActive.set(0);
 	}
 

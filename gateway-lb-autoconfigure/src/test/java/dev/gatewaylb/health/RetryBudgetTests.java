@@ -56,4 +56,39 @@ class RetryBudgetTests {
 		assertThat(budget.tryRetry()).isFalse();
 	}
 
+	@Test
+	void aShareBelowOnePercentAllowsExactlyThatShareOfRequests() {
+		// Hedged requests' budget: max-extra-load 0.005, no floor.
+		RetryBudget budget = RetryBudget.ofShare(0.005, 0, this.clock::get);
+		for (int i = 0; i < 1_000; i++) {
+			budget.requested();
+		}
+		int allowed = 0;
+		while (budget.tryRetry()) {
+			allowed++;
+		}
+		assertThat(allowed).isEqualTo(5);
+	}
+
+	@Test
+	void aShareThatBinaryCannotHoldStillAllowsItsWholeRetries() {
+		// 0.2 x 5 is 1 in decimal but 0.9999999999999999... or 1.0000000000000002 in
+		// binary, depending on how it is computed: the budget must allow the 1.
+		RetryBudget budget = RetryBudget.ofShare(0.2, 0, this.clock::get);
+		for (int i = 0; i < 5; i++) {
+			budget.requested();
+		}
+		assertThat(budget.tryRetry()).isTrue();
+		assertThat(budget.tryRetry()).isFalse();
+		RetryBudget tenth = RetryBudget.ofShare(0.1, 0, this.clock::get);
+		for (int i = 0; i < 30; i++) {
+			tenth.requested();
+		}
+		int allowed = 0;
+		while (tenth.tryRetry()) {
+			allowed++;
+		}
+		assertThat(allowed).as("0.1 x 30, where 0.1 * 30 is 3.0000000000000004").isEqualTo(3);
+	}
+
 }

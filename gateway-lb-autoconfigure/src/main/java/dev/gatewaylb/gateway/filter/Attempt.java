@@ -12,6 +12,7 @@ import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import dev.gatewaylb.hedge.Hedging;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -36,6 +37,13 @@ final class Attempt extends InFlightGuard
 	 */
 	static final long FAILURE_LATENCY_NANOS = 1_000_000_000L;
 
+	/**
+	 * The attribute that carries an attempt on the exchange of a hedged attempt
+	 * ({@link AttemptExchange}): two attempts of one exchange run at once there, so the
+	 * lease's current attempt does not say which one a request belongs to.
+	 */
+	static final String ATTRIBUTE = Attempt.class.getName();
+
 	private static final VarHandle SETTLED;
 
 	static {
@@ -56,6 +64,12 @@ final class Attempt extends InFlightGuard
 	private volatile Outcome.Phase phase = Outcome.Phase.CONNECTING;
 
 	private volatile int status;
+
+	/**
+	 * The race this attempt runs in when its service hedges; written before the attempt
+	 * is subscribed, so every callback of its request sees it.
+	 */
+	private @Nullable HedgedAttempts race;
 
 	@SuppressWarnings("unused") // accessed through SETTLED
 	private volatile Outcome.@Nullable Kind settled;
@@ -81,6 +95,10 @@ final class Attempt extends InFlightGuard
 
 	Outcome.Phase phase() {
 		return this.phase;
+	}
+
+	void race(HedgedAttempts race) {
+		this.race = race;
 	}
 
 	/**
@@ -120,7 +138,12 @@ final class Attempt extends InFlightGuard
 	@Override
 	public @Nullable Duration requestPrepared() {
 		this.phase = Outcome.Phase.SENDING;
-		return this.lease.requestPrepared(this);
+		Duration deadline = this.lease.requestPrepared(this);
+		HedgedAttempts race = this.race;
+		if (race != null) {
+			race.sent(this);
+		}
+		return deadline;
 	}
 
 	@Override
@@ -132,8 +155,16 @@ final class Attempt extends InFlightGuard
 	public void responseReceived(int status) {
 		this.status = status;
 		this.phase = Outcome.Phase.RECEIVING;
-		if (this.runtime.recordsLatency()) {
-			recordLatency(this.lease.runtimes().nanoTime());
+		Hedging hedging = this.runtime.hedging();
+		boolean endpointLatency = this.runtime.recordsLatency();
+		if (endpointLatency || hedging != null) {
+			long now = this.lease.runtimes().nanoTime();
+			if (endpointLatency) {
+				recordLatency(now);
+			}
+			if (hedging != null) {
+				hedging.record(now - startNanos());
+			}
 		}
 	}
 

@@ -14,6 +14,7 @@ import dev.gatewaylb.gateway.settings.HashKey;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
+import dev.gatewaylb.hedge.Hedging;
 import dev.gatewaylb.split.AffinityCookie;
 import dev.gatewaylb.split.Cookies;
 import org.jspecify.annotations.Nullable;
@@ -28,6 +29,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -157,26 +159,79 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	}
 
 	/**
-	 * Picks an endpoint and sends the request to it.
+	 * Picks an endpoint and sends the request to it; with a backup to another endpoint if
+	 * the service hedges, the request may be sent twice, and the answer is slow
+	 * ({@link HedgedAttempts}).
 	 */
 	private Mono<Void> attempt(ExchangeLease lease, ServiceRuntime runtime) {
+		Hedging hedging = runtime.hedging();
+		if (hedging != null && hedges(lease.exchange().getRequest())) {
+			return HedgedAttempts.race(this, lease, runtime, hedging);
+		}
+		Attempt attempt = pick(lease, runtime);
+		if (attempt == null) {
+			return Mono.error(noEndpoint(runtime));
+		}
 		ServerWebExchange exchange = lease.exchange();
+		route(exchange, lease, attempt.member());
+		return lease.chain()
+			.filter(exchange)
+			.contextWrite(attempt.context())
+			.then(Mono.defer(attempt))
+			.onErrorResume(attempt);
+	}
+
+	/**
+	 * Returns whether a request may get a backup: one that may be sent twice (the retry
+	 * rule: an idempotent method, no body), and not a WebSocket upgrade.
+	 */
+	private static boolean hedges(ServerHttpRequest request) {
+		return RetryPolicy.replayable(request) && !"websocket".equalsIgnoreCase(request.getHeaders().getUpgrade());
+	}
+
+	/**
+	 * Picks the endpoint of the exchange's next attempt, claims it and makes it the
+	 * lease's current attempt. A retry goes to an endpoint this exchange has not tried,
+	 * while one remains.
+	 * @return the attempt, or {@code null} when the service has no endpoint to pick
+	 */
+	@Nullable Attempt pick(ExchangeLease lease, ServiceRuntime runtime) {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(lease, runtime)
 				: null;
 		int index = snapshot.select(key);
 		if (index >= 0 && lease.attempts() > 0 && lease.tried(snapshot.endpoint(index).address())) {
-			// A retry goes to an endpoint this exchange has not tried, while one remains.
 			int untried = snapshot.selectAvoiding(lease::tried);
 			index = (untried >= 0) ? untried : index;
 		}
 		runtime.noteFailOpen(snapshot);
 		if (index < 0) {
-			return Mono.error(NotFoundException.create(this.use404, "Unable to find instance for " + runtime.id()));
+			return null;
 		}
-		Member member = snapshot.value(index);
-		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), lease, runtime, member);
+		Attempt attempt = claim(lease, runtime, snapshot, index);
 		lease.hold(attempt);
+		return attempt;
+	}
+
+	/**
+	 * Claims an endpoint of a snapshot for an attempt of the exchange.
+	 */
+	static Attempt claim(ExchangeLease lease, ServiceRuntime runtime, Snapshot<Member> snapshot, int index) {
+		return new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), lease, runtime, snapshot.value(index));
+	}
+
+	/**
+	 * Returns what a service with no endpoint to pick answers.
+	 */
+	NotFoundException noEndpoint(ServiceRuntime runtime) {
+		return NotFoundException.create(this.use404, "Unable to find instance for " + runtime.id());
+	}
+
+	/**
+	 * Points an attempt's exchange at its endpoint: what Spring Cloud Gateway's
+	 * load-balancer filter would have left there.
+	 */
+	void route(ServerWebExchange exchange, ExchangeLease lease, Member member) {
 		exchange.getAttributes()
 			.put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, endpointUrl(exchange, member, lease));
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR, member.response());
@@ -184,11 +239,6 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 			// Resolved: the gateway's load-balancer filter must not resolve it again.
 			exchange.getAttributes().remove(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR);
 		}
-		return lease.chain()
-			.filter(exchange)
-			.contextWrite(attempt.context())
-			.then(Mono.defer(attempt))
-			.onErrorResume(attempt);
 	}
 
 	/**

@@ -193,7 +193,32 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	 * @param attempt the attempt
 	 */
 	void hold(Attempt attempt) {
-		String address = attempt.endpoint().address();
+		remember(attempt.endpoint().address());
+		this.attempts++;
+		swap(attempt);
+	}
+
+	/**
+	 * Notes that a backup of the current attempt went to {@code address}: later attempts
+	 * avoid it too, but a backup is not a retry and does not count as an attempt. Called
+	 * by the hedge timer while the current attempt runs; what it writes is read after the
+	 * race is decided, which publishes it.
+	 * @param address {@code host:port}
+	 */
+	void triedAlso(String address) {
+		remember(address);
+	}
+
+	/**
+	 * Makes the attempt that won a hedged race the current one, releasing the claim of
+	 * the one it replaces.
+	 * @param winner the attempt whose headers came first
+	 */
+	void promote(Attempt winner) {
+		swap(winner);
+	}
+
+	private void remember(String address) {
 		if (this.firstTried == null) {
 			this.firstTried = address;
 		}
@@ -205,7 +230,9 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 			}
 			later.add(address);
 		}
-		this.attempts++;
+	}
+
+	private void swap(Attempt attempt) {
 		Object previous;
 		do {
 			previous = this.current;
@@ -215,7 +242,7 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 			}
 		}
 		while (!CURRENT.compareAndSet(this, previous, attempt));
-		if (previous instanceof Attempt replaced) {
+		if (previous instanceof Attempt replaced && replaced != attempt) {
 			replaced.release();
 		}
 	}
@@ -313,16 +340,19 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 		ServiceRuntime runtime = attempt.runtime();
 		Duration full = runtime.settings().upstream().responseTimeout();
 		boolean retries = runtime.settings().retry().attempts() > 0;
-		boolean latency = runtime.recordsLatency();
+		boolean hedges = runtime.hedging() != null;
+		boolean latency = runtime.recordsLatency() || hedges;
 		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtimes.nanoTime() : 0;
 		if (latency) {
 			attempt.start(now);
 		}
 		long first = this.firstSentNanos;
 		if (first == 0) {
-			if (retries) {
+			if (retries || hedges) {
 				// 0 means "not yet": a clock that reads 0 loses a nanosecond.
 				this.firstSentNanos = (now != 0) ? now : 1;
+			}
+			if (retries) {
 				runtime.budget().requested(now);
 			}
 			return full.isZero() ? null : full;

@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.filter;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 
@@ -39,8 +40,7 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
-		Attempt attempt = (lease != null) ? lease.attempt() : null;
+		Attempt attempt = attempt(exchange);
 		if (attempt == null || "websocket".equalsIgnoreCase(exchange.getRequest().getHeaders().getUpgrade())) {
 			return chain.filter(exchange);
 		}
@@ -50,9 +50,21 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 
 	@Override
 	protected HttpClient getHttpClient(Route route, ServerWebExchange exchange) {
-		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
-		Attempt attempt = (lease != null) ? lease.attempt() : null;
+		Attempt attempt = attempt(exchange);
 		return (attempt != null) ? attempt.runtime().upstream().client() : super.getHttpClient(route, exchange);
+	}
+
+	/**
+	 * Returns the attempt an exchange routes: its own, for one attempt of a hedged race;
+	 * else the lease's current one.
+	 */
+	private static @Nullable Attempt attempt(ServerWebExchange exchange) {
+		Attempt own = exchange.getAttribute(Attempt.ATTRIBUTE);
+		if (own != null) {
+			return own;
+		}
+		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
+		return (lease != null) ? lease.attempt() : null;
 	}
 
 	@Override

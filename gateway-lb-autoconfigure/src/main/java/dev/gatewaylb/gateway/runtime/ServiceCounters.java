@@ -11,15 +11,22 @@ import java.util.concurrent.atomic.LongAdder;
  * @param refusedByBudget retries the retry budget refused
  * @param saturated requests answered 503 because the service's pool was saturated
  * @param failOpen picks made while every endpoint was ejected or unhealthy
+ * @param hedgesSent backup requests sent
+ * @param hedgesWon backups whose response headers came first
+ * @param hedgesLost backups cancelled because the first attempt answered first, or that
+ * failed
+ * @param hedgesRefusedByBudget backups the hedge budget refused
  */
-public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen) {
+public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
+		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget) {
 
 	/**
 	 * Returns fresh counters at 0.
 	 * @return the counters
 	 */
 	public static ServiceCounters create() {
-		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder());
+		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
+				new LongAdder(), new LongAdder(), new LongAdder());
 	}
 
 }

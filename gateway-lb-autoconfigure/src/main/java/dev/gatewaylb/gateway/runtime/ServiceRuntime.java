@@ -9,17 +9,18 @@ import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.RetryBudget;
+import dev.gatewaylb.hedge.Hedging;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Everything a request to one service needs, resolved once: its settings, its balancer
- * (whose snapshot follows discovery), its upstream pools and clients, its retry budget
- * and its counters. Immutable; {@link ServiceRuntimes} builds a new one when the
- * service's settings change, off the request path, carrying over what did not change the
- * way {@link Balancer#update} carries endpoint state, and swaps it in with one volatile
- * write. A request reads it once and keeps it for all its attempts.
+ * (whose snapshot follows discovery), its upstream pools and clients, its retry budget,
+ * its hedging and its counters. Immutable; {@link ServiceRuntimes} builds a new one when
+ * the service's settings change, off the request path, carrying over what did not change
+ * the way {@link Balancer#update} carries endpoint state, and swaps it in with one
+ * volatile write. A request reads it once and keeps it for all its attempts.
  */
 public final class ServiceRuntime {
 
@@ -35,6 +36,8 @@ public final class ServiceRuntime {
 
 	private final RetryBudget budget;
 
+	private final @Nullable Hedging hedging;
+
 	private final ServiceCounters counters;
 
 	private final AtomicBoolean failingOpen;
@@ -44,13 +47,14 @@ public final class ServiceRuntime {
 	private final long generation;
 
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
-			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, Ejections ejections,
-			long generation) {
+			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
+			Ejections ejections, long generation) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
 		this.upstream = upstream;
 		this.budget = budget;
+		this.hedging = hedging;
 		this.counters = counters;
 		this.failingOpen = failingOpen;
 		this.ejections = ejections;
@@ -129,6 +133,15 @@ public final class ServiceRuntime {
 	}
 
 	/**
+	 * Returns the service's hedged requests: when an attempt gets a backup, and the
+	 * budget of backups.
+	 * @return the hedging, or {@code null} when the service does not hedge
+	 */
+	public @Nullable Hedging hedging() {
+		return this.hedging;
+	}
+
+	/**
 	 * Returns the ejections of the service's endpoints that have not ended: one per
 	 * balancer, so that a settings change keeps them.
 	 * @return the ejections
@@ -183,9 +196,10 @@ public final class ServiceRuntime {
 		}
 	}
 
-	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget) {
-		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
-				this.ejections, this.generation + 1);
+	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget,
+			@Nullable Hedging hedging) {
+		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
+				this.failingOpen, this.ejections, this.generation + 1);
 	}
 
 	AtomicBoolean failingOpen() {

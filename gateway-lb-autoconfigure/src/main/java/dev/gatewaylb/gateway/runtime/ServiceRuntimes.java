@@ -28,6 +28,7 @@ import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.HedgeSettings;
 import dev.gatewaylb.gateway.settings.InstanceWeights;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
@@ -38,6 +39,7 @@ import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.LatencyOutliers;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.health.RetryBudget;
+import dev.gatewaylb.hedge.Hedging;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -493,7 +495,8 @@ public final class ServiceRuntimes implements SmartLifecycle {
 				this.random, this.thread);
 		Upstream upstream = balancedHere ? this.upstreams.build(slot.id, serviceSettings.upstream()) : null;
 		ServiceRuntime runtime = new ServiceRuntime(slot.id, serviceSettings, balancer, upstream,
-				budget(serviceSettings), ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1);
+				budget(serviceSettings), hedging(serviceSettings), ServiceCounters.create(), new AtomicBoolean(),
+				new Ejections(), 1);
 		slot.runtime = runtime;
 		this.listeners.forEach((listener) -> listener.runtimeChanged(null, runtime));
 		if (!balancedHere) {
@@ -522,13 +525,19 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			retire(replaced);
 		}
 		RetryBudget budget = previous.retry().equals(next.retry()) ? current.budget() : budget(next);
-		ServiceRuntime runtime = current.with(next, upstream, budget);
+		Hedging hedging = previous.hedge().equals(next.hedge()) ? current.hedging() : hedging(next);
+		ServiceRuntime runtime = current.with(next, upstream, budget, hedging);
 		slot.runtime = runtime;
 		this.listeners.forEach((listener) -> listener.runtimeChanged(current, runtime));
 	}
 
 	private RetryBudget budget(ServiceSettings settings) {
 		return new RetryBudget(settings.retry().budgetPercent(), settings.retry().budgetMinPerSecond(), this.nanoClock);
+	}
+
+	private @Nullable Hedging hedging(ServiceSettings settings) {
+		HedgeSettings hedge = settings.hedge();
+		return hedge.enabled() ? new Hedging(hedge.maxExtraLoad(), hedge.minDelayNanos(), this.nanoClock) : null;
 	}
 
 	/**
@@ -553,6 +562,11 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			if (runtime != null && runtime.isBalancedHere()) {
 				poll(slot);
 				ejectSlowEndpoints(slot, runtime);
+				Hedging hedging = runtime.hedging();
+				if (hedging != null) {
+					// The latency window moves on here, off the event loops.
+					hedging.roll();
+				}
 			}
 		}
 	}

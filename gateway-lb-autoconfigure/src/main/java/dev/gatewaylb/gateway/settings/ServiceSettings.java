@@ -12,9 +12,10 @@ import dev.gatewaylb.balance.BalancerSettings;
  * @param upstream how to talk to the service's endpoints
  * @param health how its endpoints' health is checked
  * @param retry how failed attempts are retried
+ * @param hedge when slow attempts get a backup on another endpoint
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
-		HealthSettings health, RetrySettings retry) {
+		HealthSettings health, RetrySettings retry, HedgeSettings hedge) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -22,6 +23,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(upstream, "upstream");
 		Objects.requireNonNull(health, "health");
 		Objects.requireNonNull(retry, "retry");
+		Objects.requireNonNull(hedge, "hedge");
 	}
 
 }

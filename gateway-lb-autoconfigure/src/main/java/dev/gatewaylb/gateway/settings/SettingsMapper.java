@@ -20,6 +20,7 @@ import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
+import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.RetryProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.config.SplitProperties;
@@ -55,13 +56,15 @@ final class SettingsMapper {
 			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
-			new RetryProperties(1, List.of(502, 503, 504), 20, 10));
+			new RetryProperties(1, List.of(502, 503, 504), 20, 10), new HedgeProperties(0.0, Duration.ofMillis(5)));
 
 	private static final Function<ServiceProperties, @Nullable PoolProperties> POOL = ServiceProperties::pool;
 
 	private static final Function<ServiceProperties, @Nullable TimeoutProperties> TIMEOUTS = ServiceProperties::timeouts;
 
 	private static final Function<ServiceProperties, @Nullable RetryProperties> RETRY = ServiceProperties::retry;
+
+	private static final Function<ServiceProperties, @Nullable HedgeProperties> HEDGE = ServiceProperties::hedge;
 
 	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
 			HealthProperties::passive);
@@ -125,8 +128,10 @@ final class SettingsMapper {
 				Set.copyOf(layers.get(in(RETRY, RetryProperties::onStatuses))),
 				layers.get(in(RETRY, RetryProperties::budgetPercent)),
 				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
+		HedgeSettings hedge = new HedgeSettings(layers.get(in(HEDGE, HedgeProperties::maxExtraLoad)),
+				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos());
 		return new ServiceSettings(balancer, HashKey.parse(layers.get(ServiceProperties::hashKey)), upstream(layers),
-				health, retry);
+				health, retry, hedge);
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {

@@ -60,7 +60,8 @@ class SettingsMapperTests {
 				new HealthSettings(new OutlierDetection(5, Duration.ofSeconds(30).toNanos(), 50),
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
 								Duration.ofSeconds(2))),
-				new RetrySettings(1, Set.of(502, 503, 504), 20, 10));
+				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
+				new HedgeSettings(0, Duration.ofMillis(5).toNanos()));
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, SettingsMapper.BUILT_IN_DEFAULTS)).isEqualTo(builtIn);
 	}

@@ -1,0 +1,416 @@
+package dev.gatewaylb.gateway.filter;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.upstream.Outcome;
+import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import dev.gatewaylb.hedge.Hedging;
+import io.netty.channel.EventLoop;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.Connection;
+import reactor.util.context.Context;
+
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+
+/**
+ * One round of attempts of an exchange whose service hedges
+ * ({@code hedge.max-extra-load}): the attempt, and a backup on another endpoint if the
+ * attempt is still waiting for its response headers after the service's hedge delay. The
+ * first headers win: they are applied to the exchange and the other attempt is cancelled,
+ * its in-flight claim released and nothing charged to its endpoint (the gateway cancelled
+ * it, the endpoint did not fail). An attempt that fails while the other still runs is
+ * charged its failure and the race waits for the other; when the last one fails, its
+ * failure goes to the attempt filter's retry decision as any attempt's would. A round is
+ * at most two attempts; a retry after it is a new round.
+ * <p>
+ * Three threads may meet here: the attempt's upstream event loop, the backup's, and the
+ * server event loop that runs the hedge timer. They agree through one int, {@link #live}:
+ * the number of attempts still running, or {@link #DONE} once the race is decided. The
+ * winner, the last failure or a cancellation sets {@code DONE} with one atomic operation,
+ * so exactly one of them decides; the timer adds the backup only by a compare-and-set
+ * from a running count, so a backup never starts after the decision. Whoever decides then
+ * cancels what it finds in the volatile fields of the other attempt and the timer, and
+ * whoever writes those fields checks {@code live} afterwards: each side sees the other's
+ * write (volatile accesses are sequentially consistent), so nothing is left running.
+ */
+final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Attempt, Mono<Void>>, Runnable, Disposable {
+
+	private static final int DONE = -1;
+
+	private static final VarHandle LIVE;
+
+	static {
+		try {
+			LIVE = MethodHandles.lookup().findVarHandle(HedgedAttempts.class, "live", int.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	private final AttemptFilter filter;
+
+	private final ExchangeLease lease;
+
+	private final ServiceRuntime runtime;
+
+	private final Hedging hedging;
+
+	@SuppressWarnings("unused") // accessed through LIVE
+	private volatile int live = 1;
+
+	private volatile @Nullable Lane primary;
+
+	private volatile @Nullable Lane backup;
+
+	private volatile @Nullable Object timer;
+
+	/**
+	 * The error of the attempt that failed last, when the race ended with no headers.
+	 */
+	private volatile @Nullable Throwable failure;
+
+	private @Nullable MonoSink<Attempt> sink;
+
+	private HedgedAttempts(AttemptFilter filter, ExchangeLease lease, ServiceRuntime runtime, Hedging hedging) {
+		this.filter = filter;
+		this.lease = lease;
+		this.runtime = runtime;
+		this.hedging = hedging;
+	}
+
+	/**
+	 * Runs one round of attempts of an exchange whose service hedges.
+	 * @param filter the attempt filter, which picks and judges
+	 * @param lease the exchange's lease
+	 * @param runtime the service's runtime
+	 * @param hedging the service's hedging
+	 * @return completes as the attempt filter's handling of the winner, or of the last
+	 * failure
+	 */
+	static Mono<Void> race(AttemptFilter filter, ExchangeLease lease, ServiceRuntime runtime, Hedging hedging) {
+		HedgedAttempts race = new HedgedAttempts(filter, lease, runtime, hedging);
+		return Mono.create(race).flatMap(race);
+	}
+
+	/**
+	 * Starts the first attempt, when the round is subscribed.
+	 * @param sink where the decision goes
+	 */
+	@Override
+	public void accept(MonoSink<Attempt> sink) {
+		this.sink = sink;
+		sink.onCancel(this);
+		Attempt attempt = this.filter.pick(this.lease, this.runtime);
+		if (attempt == null) {
+			LIVE.setVolatile(this, DONE);
+			sink.error(this.filter.noEndpoint(this.runtime));
+			return;
+		}
+		if (this.lease.attempts() == 1) {
+			// Once per exchange, however many rounds it takes.
+			this.hedging.requested(this.lease.runtimes().nanoTime());
+		}
+		Lane lane = new Lane(attempt, false, sink.contextView());
+		this.primary = lane;
+		lane.start();
+	}
+
+	/**
+	 * The attempt's request is about to be sent: the hedge timer starts now, so that the
+	 * delay and the latencies it comes from measure the same wait.
+	 * @param attempt the attempt, first or backup
+	 */
+	void sent(Attempt attempt) {
+		Lane first = this.primary;
+		if (first == null || first.attempt != attempt || this.timer != null) {
+			return;
+		}
+		long delay = this.hedging.delayNanos();
+		if (delay < 0 || (int) LIVE.getVolatile(this) == DONE) {
+			return;
+		}
+		Object scheduled;
+		EventLoop loop = eventLoop();
+		if (loop != null) {
+			scheduled = loop.schedule(this, delay, TimeUnit.NANOSECONDS);
+		}
+		else {
+			scheduled = Schedulers.parallel().schedule(this, delay, TimeUnit.NANOSECONDS);
+		}
+		this.timer = scheduled;
+		if ((int) LIVE.getVolatile(this) == DONE) {
+			cancelTimer();
+		}
+	}
+
+	/**
+	 * The hedge timer fired: sends a backup to another endpoint if the attempt is still
+	 * waiting, time is left before {@code timeouts.response}, another endpoint is there
+	 * and the budget has room.
+	 */
+	@Override
+	public void run() {
+		if ((int) LIVE.getVolatile(this) == DONE) {
+			return;
+		}
+		long now = this.lease.runtimes().nanoTime();
+		if (!this.lease.hasTimeLeft(this.runtime, now)) {
+			return;
+		}
+		Snapshot<Member> snapshot = this.runtime.snapshot();
+		int index = snapshot.selectAvoiding(this.lease::tried);
+		if (index < 0) {
+			// No other endpoint: a backup to the same one would only double its load.
+			return;
+		}
+		if (!this.hedging.tryBackup(now)) {
+			this.runtime.counters().hedgesRefusedByBudget().increment();
+			return;
+		}
+		Attempt attempt = AttemptFilter.claim(this.lease, this.runtime, snapshot, index);
+		MonoSink<Attempt> sink = this.sink;
+		Lane lane = new Lane(attempt, true, (sink != null) ? sink.contextView() : Context.empty());
+		this.backup = lane;
+		int running;
+		do {
+			running = (int) LIVE.getVolatile(this);
+			if (running == DONE) {
+				attempt.abandon();
+				attempt.release();
+				return;
+			}
+		}
+		while (!LIVE.compareAndSet(this, running, running + 1));
+		this.lease.triedAlso(attempt.endpoint().address());
+		this.runtime.counters().hedgesSent().increment();
+		lane.started = true;
+		lane.start();
+	}
+
+	/**
+	 * An attempt's response headers arrived: the first decides the race.
+	 */
+	void headers(Lane lane) {
+		if ((int) LIVE.getAndSet(this, DONE) == DONE) {
+			// Lost by a hair, or the client went away: nobody will read this body.
+			lane.exchange.discard();
+			lane.attempt.abandon();
+			lane.attempt.release();
+			return;
+		}
+		cancelTimer();
+		Lane first = this.primary;
+		Lane second = this.backup;
+		Lane other = (lane == first) ? second : first;
+		if (other != null) {
+			lose(other, lane == second);
+		}
+		if (second != null && second.started) {
+			(lane == second ? this.runtime.counters().hedgesWon() : this.runtime.counters().hedgesLost()).increment();
+		}
+		lane.exchange.applyTo(this.lease.exchange());
+		this.lease.promote(lane.attempt);
+		decide(lane.attempt);
+	}
+
+	/**
+	 * An attempt failed before its headers: the race waits for the other, unless this was
+	 * the last one running.
+	 */
+	void failed(Lane lane, Throwable error) {
+		int running;
+		do {
+			running = (int) LIVE.getVolatile(this);
+			if (running == DONE) {
+				lane.attempt.abandon();
+				lane.attempt.release();
+				return;
+			}
+			if (running == 1) {
+				if (LIVE.compareAndSet(this, 1, DONE)) {
+					cancelTimer();
+					Lane second = this.backup;
+					if (second != null && second.started) {
+						this.runtime.counters().hedgesLost().increment();
+					}
+					this.failure = error;
+					this.lease.promote(lane.attempt);
+					decide(lane.attempt);
+					return;
+				}
+			}
+			else if (LIVE.compareAndSet(this, running, running - 1)) {
+				// The other attempt still runs: this one is charged now and the race
+				// waits.
+				lane.attempt.settle(Outcome.classify(lane.attempt.phase(), error));
+				lane.attempt.release();
+				return;
+			}
+		}
+		while (true);
+	}
+
+	/**
+	 * The client went away, or the exchange was cancelled: nothing of the round may go
+	 * on.
+	 */
+	@Override
+	public void dispose() {
+		if ((int) LIVE.getAndSet(this, DONE) == DONE) {
+			return;
+		}
+		cancelTimer();
+		Lane first = this.primary;
+		Lane second = this.backup;
+		if (first != null) {
+			stop(first);
+		}
+		if (second != null) {
+			stop(second);
+			if (second.started) {
+				this.runtime.counters().hedgesLost().increment();
+			}
+		}
+	}
+
+	@Override
+	public boolean isDisposed() {
+		return (int) LIVE.getVolatile(this) == DONE;
+	}
+
+	/**
+	 * Hands the decided attempt to the attempt filter, as the round's result.
+	 */
+	@Override
+	public Mono<Void> apply(Attempt attempt) {
+		Throwable error = this.failure;
+		return (error != null) ? this.filter.afterError(attempt, error) : this.filter.afterHeaders(attempt);
+	}
+
+	private void decide(Attempt attempt) {
+		MonoSink<Attempt> sink = this.sink;
+		if (sink != null) {
+			sink.success(attempt);
+		}
+	}
+
+	/**
+	 * Cancels the attempt that lost. Its endpoint is charged nothing; the first attempt,
+	 * which lost to its backup, keeps a latency sample of what it had waited by then: a
+	 * lower bound longer than the winner's whole answer, so it tells the truth about the
+	 * endpoint being slow. A backup that lost had waited less than the winner, which says
+	 * nothing about its endpoint, and keeps no sample.
+	 */
+	private void lose(Lane lane, boolean firstLost) {
+		Attempt attempt = lane.attempt;
+		if (firstLost && attempt.outcome() == null && attempt.startNanos() != 0) {
+			long now = this.lease.runtimes().nanoTime();
+			this.hedging.record(now - attempt.startNanos());
+			if (this.runtime.recordsLatency()) {
+				attempt.recordLatency(now);
+			}
+		}
+		stop(lane);
+	}
+
+	private void stop(Lane lane) {
+		// Settled before the cancellation reaches the connection, so that what the
+		// connection reports of it is charged to nobody.
+		lane.attempt.abandon();
+		lane.dispose();
+		lane.attempt.release();
+	}
+
+	private void cancelTimer() {
+		Object scheduled = this.timer;
+		if (scheduled instanceof java.util.concurrent.Future<?> future) {
+			future.cancel(false);
+		}
+		else if (scheduled instanceof Disposable disposable) {
+			disposable.dispose();
+		}
+	}
+
+	/**
+	 * Returns the event loop of the client's connection, where the hedge timer runs: a
+	 * Netty timer adds to its loop's queue without a lock.
+	 */
+	private @Nullable EventLoop eventLoop() {
+		try {
+			Object nativeRequest = ServerHttpRequestDecorator.getNativeRequest(this.lease.exchange().getRequest());
+			return (nativeRequest instanceof Connection connection) ? connection.channel().eventLoop() : null;
+		}
+		catch (IllegalArgumentException ex) {
+			// Not a server request of Reactor Netty's.
+			return null;
+		}
+	}
+
+	/**
+	 * One attempt of the round: its own exchange, and its subscription to the rest of the
+	 * chain.
+	 */
+	private final class Lane extends BaseSubscriber<Void> {
+
+		final Attempt attempt;
+
+		final AttemptExchange exchange;
+
+		/**
+		 * Whether the lane joined the race (a backup may be made and then refused at the
+		 * door, when the race was decided meanwhile); written before {@code live} counts
+		 * it, read after.
+		 */
+		volatile boolean started;
+
+		private final Context context;
+
+		Lane(Attempt attempt, boolean backup, reactor.util.context.ContextView outer) {
+			this.attempt = attempt;
+			this.exchange = new AttemptExchange(HedgedAttempts.this.lease.exchange(), attempt, backup);
+			this.context = Context.of(outer).put(UpstreamObserver.CONTEXT_KEY, attempt);
+			attempt.race(HedgedAttempts.this);
+			HedgedAttempts.this.filter.route(this.exchange, HedgedAttempts.this.lease, attempt.member());
+		}
+
+		void start() {
+			HedgedAttempts.this.lease.chain().filter(this.exchange).subscribe(this);
+		}
+
+		@Override
+		public Context currentContext() {
+			return this.context;
+		}
+
+		@Override
+		protected void hookOnSubscribe(Subscription subscription) {
+			subscription.request(Long.MAX_VALUE);
+		}
+
+		@Override
+		protected void hookOnComplete() {
+			headers(this);
+		}
+
+		@Override
+		protected void hookOnError(Throwable error) {
+			failed(this, error);
+		}
+
+	}
+
+}

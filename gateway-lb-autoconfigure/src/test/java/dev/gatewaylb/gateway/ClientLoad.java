@@ -1,0 +1,130 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
+
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Lanes of clients that each send one GET after another until closed, noting each
+ * answer's backend and latency, and the most endpoints seen ejected at once.
+ */
+final class ClientLoad implements AutoCloseable {
+
+	private final Queue<Sample> samples = new ConcurrentLinkedQueue<>();
+
+	private final AtomicLong served = new AtomicLong();
+
+	private final AtomicInteger failures = new AtomicInteger();
+
+	private final AtomicInteger maxEjected = new AtomicInteger();
+
+	private final AtomicBoolean running = new AtomicBoolean(true);
+
+	private final Disposable lanes;
+
+	ClientLoad(GatewayClient client, String path, int lanes) {
+		this(client, path, lanes, () -> 0);
+	}
+
+	ClientLoad(GatewayClient client, String path, int lanes, IntSupplier ejected) {
+		this.lanes = Flux.range(0, lanes)
+			.flatMap((lane) -> Mono.defer(() -> client.get(path, Map.of())).elapsed().doOnNext((timed) -> {
+				GatewayClient.Answer answer = timed.getT2();
+				if (answer.status() != 200) {
+					this.failures.incrementAndGet();
+				}
+				this.samples.add(new Sample(answer.backend(), timed.getT1()));
+				this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
+				this.served.incrementAndGet();
+			}).onErrorResume((ex) -> {
+				this.failures.incrementAndGet();
+				return Mono.empty();
+			}).repeat(this.running::get), lanes)
+			.subscribe();
+	}
+
+	/**
+	 * Waits until {@code count} more requests have been answered.
+	 */
+	void await(long count) {
+		long start = this.served.get();
+		org.awaitility.Awaitility.await()
+			.atMost(Duration.ofSeconds(60))
+			.until(() -> this.served.get() - start >= count);
+	}
+
+	/**
+	 * Returns the next {@code count} answers.
+	 */
+	Window window(int count) {
+		this.samples.clear();
+		await(count);
+		return new Window(new ArrayList<>(this.samples));
+	}
+
+	/**
+	 * Returns the answers so far.
+	 */
+	long served() {
+		return this.served.get();
+	}
+
+	int failures() {
+		return this.failures.get();
+	}
+
+	int maxEjected() {
+		return this.maxEjected.get();
+	}
+
+	/**
+	 * Stops the lanes and waits until their requests in flight are answered or cancelled.
+	 */
+	@Override
+	public void close() {
+		this.running.set(false);
+		this.lanes.dispose();
+	}
+
+	record Sample(String backend, long millis) {
+	}
+
+	record Window(List<Sample> samples) {
+
+		double share(String backend) {
+			return (double) this.samples.stream().filter((sample) -> backend.equals(sample.backend())).count()
+					/ this.samples.size();
+		}
+
+		long percentileMillis(double percent) {
+			long[] sorted = this.samples.stream().mapToLong(Sample::millis).sorted().toArray();
+			return sorted[(int) Math.ceil(sorted.length * percent / 100) - 1];
+		}
+
+		long p99Millis() {
+			return percentileMillis(99);
+		}
+
+		@Override
+		public String toString() {
+			Map<String, Long> counts = new TreeMap<>();
+			this.samples.forEach((sample) -> counts.merge(sample.backend(), 1L, Long::sum));
+			return this.samples.size() + " answers " + counts + ", p50 " + percentileMillis(50) + " ms, p99 "
+					+ p99Millis() + " ms";
+		}
+
+	}
+
+}
