@@ -2,7 +2,7 @@
 # Load benchmarks of gateway-lb on loopback (docs/benchmarks.md). Real processes, bounded
 # in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
 #
-#   benchmarks/load/run.sh [all|throughput|slow]     (default: all)
+#   benchmarks/load/run.sh [all|throughput|slow|tail]     (default: all; tail is separate)
 #
 # Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
 # (one JVM: two ports answer after FAST_MS, one after SLOW_MS), nginx as a proxy with an
@@ -19,6 +19,15 @@
 #   (gateway-lb round-robin, least-requests, power-of-two-choices, peak-ewma on (c);
 #   Spring Cloud LoadBalancer round-robin on (b)); prints p50/p99/p99.9 and each
 #   backend's share of the requests.
+# tail: tail latency, at 4, 16 and 64 clients, in three scenarios on their own delay
+#   backends: healthy (three at FAST_MS), one slow (FAST_MS, FAST_MS, SLOW_MS) and
+#   sporadic (all SPORADIC_MS, but SPORADIC_PERCENT% of answers, a seeded draw, take
+#   SPORADIC_SLOW_MS). Rows: Spring Cloud LoadBalancer round-robin on (b), and each of
+#   gateway-lb's algorithms on (c) without either, with hedging (max-extra-load
+#   HEDGE_LOAD) and with latency ejection (latency-factor LATENCY_FACTOR); prints
+#   requests/s, p50/p99/p99.9, extra load (backend requests per client request), the slow
+#   backend's share and the hedge delay. Routes and services come from a generated
+#   $WORK/tail.properties.
 #
 # Needs java 17+, Maven, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl).
 # Builds the sample app's and the benchmarks' jars from the work tree first (SKIP_BUILD=true
@@ -26,6 +35,8 @@
 #   CONNECTIONS=32 DURATION=15 ROUNDS=5                      throughput
 #   SLOW_CONNECTIONS="16 4" SLOW_DURATION=30 SLOW_WARMUP=10 FAST_MS=20 SLOW_MS=200   slow
 #                                   (one table per client count in SLOW_CONNECTIONS)
+#   TAIL_CONNECTIONS="4 16 64" TAIL_DURATION=10 TAIL_WARMUP=5 SPORADIC_MS=5
+#   SPORADIC_PERCENT=3 SPORADIC_SLOW_MS=500 HEDGE_LOAD=0.05 LATENCY_FACTOR=3    tail
 #   WARMUP_MIN=120 WARMUP_MAX=240   a gateway warms up in 10 s steps until requests/s
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
@@ -52,9 +63,22 @@ SLOW_MS=${SLOW_MS:-200}
 WARMUP_MIN=${WARMUP_MIN:-120}
 WARMUP_MAX=${WARMUP_MAX:-240}
 GATEWAY_JAVA_OPTS=${GATEWAY_JAVA_OPTS:-"-Xms512m -Xmx512m"}
+TAIL_CONNECTIONS=${TAIL_CONNECTIONS:-"4 16 64"}
+TAIL_DURATION=${TAIL_DURATION:-10}
+TAIL_WARMUP=${TAIL_WARMUP:-5}
+SPORADIC_MS=${SPORADIC_MS:-5}
+SPORADIC_PERCENT=${SPORADIC_PERCENT:-3}
+SPORADIC_SLOW_MS=${SPORADIC_SLOW_MS:-500}
+HEDGE_LOAD=${HEDGE_LOAD:-0.05}
+LATENCY_FACTOR=${LATENCY_FACTOR:-3}
 
 BACKEND_PORTS=(18081 18082 18083)
 DELAY_PORTS=(18091 18092 18093)
+HEALTHY_PORTS=(18094 18095 18096)
+SPORADIC_PORTS=(18097 18098 18099)
+TAIL_ALGORITHMS=(round-robin least-requests power-of-two-choices peak-ewma)
+# Set by the tail scenario: a second configuration file on top of gateway.yml.
+EXTRA_CONFIG=
 NGINX_PROXY_PORT=18080
 PLAIN_PORT=18181
 STARTER_PORT=18182
@@ -235,7 +259,7 @@ start_gateway() { # start_gateway NAME PORT [ARGS...]
 	shift 2
 	# shellcheck disable=SC2086
 	start "$name" "${SERVER[@]}" java $GATEWAY_JAVA_OPTS -jar "$SAMPLE_JAR" --server.port="$port" \
-		--spring.config.additional-location="file:$LOAD/gateway.yml" \
+		--spring.config.additional-location="file:$LOAD/gateway.yml${EXTRA_CONFIG:+,file:$EXTRA_CONFIG}" \
 		--bench.port1="${BACKEND_PORTS[0]}" --bench.port2="${BACKEND_PORTS[1]}" --bench.port3="${BACKEND_PORTS[2]}" \
 		--bench.slow1="${DELAY_PORTS[0]}" --bench.slow2="${DELAY_PORTS[1]}" --bench.slow3="${DELAY_PORTS[2]}" "$@"
 }
@@ -265,8 +289,11 @@ start_all() {
 	}"
 	PROXY_PID=$LAST_PID
 	log "delay backends: ${DELAY_PORTS[0]} and ${DELAY_PORTS[1]} ${FAST_MS} ms, ${DELAY_PORTS[2]} ${SLOW_MS} ms"
+	local sporadic=$SPORADIC_MS:$SPORADIC_PERCENT:$SPORADIC_SLOW_MS
 	start delay-backend "${SERVER[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.DelayBackend \
-		"${DELAY_PORTS[0]}:$FAST_MS" "${DELAY_PORTS[1]}:$FAST_MS" "${DELAY_PORTS[2]}:$SLOW_MS"
+		"${DELAY_PORTS[0]}:$FAST_MS" "${DELAY_PORTS[1]}:$FAST_MS" "${DELAY_PORTS[2]}:$SLOW_MS" \
+		"${HEALTHY_PORTS[0]}:$FAST_MS" "${HEALTHY_PORTS[1]}:$FAST_MS" "${HEALTHY_PORTS[2]}:$FAST_MS" \
+		"${SPORADIC_PORTS[0]}:$sporadic" "${SPORADIC_PORTS[1]}:$sporadic" "${SPORADIC_PORTS[2]}:$sporadic"
 	log "gateways: (b) plain Spring Cloud Gateway on $PLAIN_PORT, (c) with gateway-lb on $STARTER_PORT"
 	start_gateway plain "$PLAIN_PORT" --gateway.lb.enabled=false
 	PLAIN_PID=$LAST_PID
@@ -386,18 +413,127 @@ slow_table() { # slow_table CONNECTIONS
 	printf '%s\n' "${rows[@]}"
 }
 
+# Writes the tail scenario's routes and services: /tail/SCENARIO/ALGORITHM/VARIANT/ to
+# service tail-SCENARIO-ALGORITHM-VARIANT, VARIANT off, hedge or eject. The bench route
+# stays, for the gateways' warm-up. A list replaces gateway.yml's whole, so this file
+# lists every route.
+write_tail_config() {
+	local file=$WORK/tail.properties scenario algorithm variant service route=1 i
+	local -A ports=([healthy]="${HEALTHY_PORTS[*]}" [slow]="${DELAY_PORTS[*]}" [sporadic]="${SPORADIC_PORTS[*]}")
+	{
+		echo "spring.cloud.gateway.server.webflux.routes[0].id=bench"
+		echo "spring.cloud.gateway.server.webflux.routes[0].uri=lb://bench"
+		echo "spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/bench/**"
+		for scenario in healthy slow sporadic; do
+			for algorithm in "${TAIL_ALGORITHMS[@]}"; do
+				for variant in off hedge eject; do
+					service=tail-$scenario-$algorithm-$variant
+					i=0
+					for port in ${ports[$scenario]}; do
+						echo "spring.cloud.discovery.client.simple.instances.$service[$i].uri=http://127.0.0.1:$port"
+						i=$((i + 1))
+					done
+					echo "spring.cloud.gateway.server.webflux.routes[$route].id=$service"
+					echo "spring.cloud.gateway.server.webflux.routes[$route].uri=lb://$service"
+					echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/tail/$scenario/$algorithm/$variant/**"
+					route=$((route + 1))
+					echo "gateway.lb.services.$service.algorithm=$algorithm"
+					case $variant in
+						hedge) echo "gateway.lb.services.$service.hedge.max-extra-load=$HEDGE_LOAD" ;;
+						eject) echo "gateway.lb.services.$service.health.passive.latency-factor=$LATENCY_FACTOR" ;;
+					esac
+				done
+			done
+		done
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+backend_requests() { # backend_requests PORT... -> requests the ports served so far, each on a line
+	local stats port
+	stats=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
+	for port in "$@"; do
+		awk -v p="$port" '$1 == p { print $2 }' <<<"$stats"
+	done
+}
+
+tail_scenarios() {
+	local connections scenario
+	for scenario in healthy slow sporadic; do
+		for connections in $TAIL_CONNECTIONS; do
+			tail_table "$scenario" "$connections"
+		done
+	done
+}
+
+tail_table() { # tail_table SCENARIO CONNECTIONS
+	local scenario=$1 connections=$2 rows=() ports description
+	case $scenario in
+		healthy) ports=("${HEALTHY_PORTS[@]}"); description="all healthy ($FAST_MS ms each)" ;;
+		slow) ports=("${DELAY_PORTS[@]}"); description="one slow backend ($FAST_MS, $FAST_MS, $SLOW_MS ms)" ;;
+		sporadic) ports=("${SPORADIC_PORTS[@]}")
+			description="sporadic slowness (all $SPORADIC_MS ms, $SPORADIC_PERCENT% of answers $SPORADIC_SLOW_MS ms)" ;;
+	esac
+	local variants=("sclb off")
+	local algorithm variant
+	for algorithm in "${TAIL_ALGORITHMS[@]}"; do
+		for variant in off hedge eject; do
+			# All healthy: the baseline the targets compare with, one row per balancer.
+			if [ "$scenario" = healthy ] && [ "$variant" != off ]; then
+				continue
+			fi
+			variants+=("$algorithm $variant")
+		done
+	done
+	local entry
+	for entry in "${variants[@]}"; do
+		read -r algorithm variant <<<"$entry"
+		local url=http://127.0.0.1:$STARTER_PORT/tail/$scenario/$algorithm/$variant/ name="gateway-lb $algorithm"
+		if [ "$algorithm" = sclb ]; then
+			url=http://127.0.0.1:$PLAIN_PORT/tail/$scenario/round-robin/off/
+			name="Spring Cloud LoadBalancer round-robin"
+		fi
+		wrk_run "$url" "$connections" "$TAIL_WARMUP" >/dev/null
+		local before after line requests served extra share delay=-
+		before=$(backend_requests "${ports[@]}")
+		line=$(wrk_run "$url" "$connections" "$TAIL_DURATION")
+		after=$(backend_requests "${ports[@]}")
+		served=$(paste <(echo "$before") <(echo "$after") | awk '{ t += $2 - $1 } END { print t }')
+		requests=$(field requests "$line")
+		extra=$(awk -v s="$served" -v r="$requests" 'BEGIN { printf "%.3f", (r > 0) ? s / r : 0 }')
+		share=$(paste <(echo "$before") <(echo "$after") | awk '{ d[NR] = $2 - $1; t += $2 - $1 } END { printf "%.1f%%", (t > 0) ? 100 * d[NR] / t : 0 }')
+		if [ "$variant" = hedge ]; then
+			delay=$(curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/gatewaylb/tail-$scenario-$algorithm-hedge" |
+				sed -n 's/.*"delayMillis":\([0-9.]*\).*/\1/p')
+			delay=${delay:--}
+		fi
+		log "$scenario c=$connections $name $variant: $line served=$served delay=$delay"
+		rows+=("| $name | $variant | $(field rps "$line") | $(ms "$(field p50 "$line")") | $(ms "$(field p99 "$line")") | $(ms "$(field p999 "$line")") | $extra | $share | $delay | $(($(field errors "$line") + $(field non2xx "$line"))) | $(field busy "$line") |")
+	done
+	echo
+	echo "## Tail, $description: wrk -t1 -c$connections, ${TAIL_DURATION}s per row after ${TAIL_WARMUP}s on the same route"
+	echo
+	echo "| balancer | variant | requests/s | p50 ms | p99 ms | p99.9 ms | backend requests per request | third backend's share | hedge delay ms | errors | machine busy before, % |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+}
+
 main() {
 	local what=${1:-all}
 	case "$what" in
-		all | throughput | slow) ;;
-		*) echo "usage: $0 [all|throughput|slow]" >&2; exit 2 ;;
+		all | throughput | slow | tail) ;;
+		*) echo "usage: $0 [all|throughput|slow|tail]" >&2; exit 2 ;;
 	esac
 	require
+	if [ "$what" = tail ]; then
+		write_tail_config
+	fi
 	describe_machine
 	start_all
 	case "$what" in
 		throughput) throughput ;;
 		slow) slow ;;
+		tail) tail_scenarios ;;
 		all) throughput; slow ;;
 	esac
 }

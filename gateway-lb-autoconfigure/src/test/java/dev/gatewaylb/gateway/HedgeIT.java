@@ -48,6 +48,7 @@ class HedgeIT extends GatewayIntegrationTest {
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry);
+		gateway.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
 		gateway.route("sporadic")
 			.instances("sporadic", sporadic)
 			.set("gateway.lb.services.sporadic.algorithm", "least-requests")
@@ -110,6 +111,14 @@ class HedgeIT extends GatewayIntegrationTest {
 		await().untilAsserted(() -> assertThat(counters.hedgesWon().sum() + counters.hedgesLost().sum())
 			.as("every backup sent is won or lost")
 			.isEqualTo(counters.hedgesSent().sum()));
+		assertThat(metric("gateway_lb_hedges_total{outcome=\"sent\",service=\"sporadic\"}"))
+			.isEqualTo(counters.hedgesSent().sum());
+		assertThat(metric("gateway_lb_hedges_total{outcome=\"won\",service=\"sporadic\"}"))
+			.isEqualTo(counters.hedgesWon().sum());
+		String report = this.client.getNow("/actuator/gatewaylb/sporadic").body();
+		assertThat(report)
+			.containsPattern("\"hedge\":\\{\"maxExtraLoad\":0.05,\"minDelayMillis\":5.0,\"delayMillis\":[0-9.]+,");
+		assertThat(this.client.getNow("/actuator/gatewaylb/unhedged").body()).contains("\"hedge\":null");
 	}
 
 	@Test
