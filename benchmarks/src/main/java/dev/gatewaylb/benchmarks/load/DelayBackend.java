@@ -14,12 +14,12 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * The backends of the slow-backend and tail load scenarios: one process, one Reactor Netty
- * server per {@code port:delayMillis[:slowPercent:slowMillis]} argument on 127.0.0.1,
- * each answering every request with {@code 200 ok} after its delay, without using a CPU
- * while it waits. With the two optional fields, that share of the answers (a draw seeded
- * by the port, so runs repeat) takes {@code slowMillis} instead: sporadic slowness, a GC
- * pause or a cold cache.
+ * The backends of the slow-backend and tail load scenarios: one process, one Reactor
+ * Netty server per {@code port:delayMillis[:slowPercent:slowMillis]} argument on
+ * 127.0.0.1, each answering every request with {@code 200 ok} after its delay, without
+ * using a CPU while it waits. With the two optional fields, that share of the answers (a
+ * draw seeded by the port, so runs repeat) takes {@code slowMillis} instead: sporadic
+ * slowness, a GC pause or a cold cache.
  * <p>
  * {@code GET /__stats} on any port answers {@code port count} lines, the requests each
  * port served since start (a stats request is not counted); the load script reads it

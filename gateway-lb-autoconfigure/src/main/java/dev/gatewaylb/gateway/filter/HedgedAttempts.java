@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.filter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -49,6 +50,12 @@ import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Attempt, Mono<Void>>, Runnable, Disposable {
 
 	private static final int DONE = -1;
+
+	private static final int NEW = 0;
+
+	private static final int STARTED = 1;
+
+	private static final int ENDED = 2;
 
 	private static final VarHandle LIVE;
 
@@ -184,6 +191,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		Attempt attempt = AttemptFilter.claim(this.lease, this.runtime, snapshot, index);
 		MonoSink<Attempt> sink = this.sink;
 		Lane lane = new Lane(attempt, true, (sink != null) ? sink.contextView() : Context.empty());
+		// Published before the backup joins: whoever decides after it joined sees it.
 		this.backup = lane;
 		int running;
 		do {
@@ -195,9 +203,12 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 			}
 		}
 		while (!LIVE.compareAndSet(this, running, running + 1));
-		this.lease.triedAlso(attempt.endpoint().address());
+		// The race may have been decided since: then the decider cancelled the lane
+		// first, and it never starts.
+		if (!lane.begin()) {
+			return;
+		}
 		this.runtime.counters().hedgesSent().increment();
-		lane.started = true;
 		lane.start();
 	}
 
@@ -215,12 +226,16 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		cancelTimer();
 		Lane first = this.primary;
 		Lane second = this.backup;
-		Lane other = (lane == first) ? second : first;
-		if (other != null) {
-			lose(other, lane == second);
+		if (lane == second) {
+			this.runtime.counters().hedgesWon().increment();
+			this.lease.triedAlso(second.attempt.endpoint().address());
+			if (first != null) {
+				lose(first, true);
+			}
 		}
-		if (second != null && second.started) {
-			(lane == second ? this.runtime.counters().hedgesWon() : this.runtime.counters().hedgesLost()).increment();
+		else if (second != null && lose(second, false)) {
+			this.runtime.counters().hedgesLost().increment();
+			this.lease.triedAlso(second.attempt.endpoint().address());
 		}
 		lane.exchange.applyTo(this.lease.exchange());
 		this.lease.promote(lane.attempt);
@@ -244,8 +259,10 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 				if (LIVE.compareAndSet(this, 1, DONE)) {
 					cancelTimer();
 					Lane second = this.backup;
-					if (second != null && second.started) {
+					if (second != null && (second == lane || stop(second))) {
+						// The backup failed, now or before the first attempt did.
 						this.runtime.counters().hedgesLost().increment();
+						this.lease.triedAlso(second.attempt.endpoint().address());
 					}
 					this.failure = error;
 					this.lease.promote(lane.attempt);
@@ -279,11 +296,8 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		if (first != null) {
 			stop(first);
 		}
-		if (second != null) {
-			stop(second);
-			if (second.started) {
-				this.runtime.counters().hedgesLost().increment();
-			}
+		if (second != null && stop(second)) {
+			this.runtime.counters().hedgesLost().increment();
 		}
 	}
 
@@ -315,7 +329,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	 * endpoint being slow. A backup that lost had waited less than the winner, which says
 	 * nothing about its endpoint, and keeps no sample.
 	 */
-	private void lose(Lane lane, boolean firstLost) {
+	private boolean lose(Lane lane, boolean firstLost) {
 		Attempt attempt = lane.attempt;
 		if (firstLost && attempt.outcome() == null && attempt.startNanos() != 0) {
 			long now = this.lease.runtimes().nanoTime();
@@ -324,15 +338,22 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 				attempt.recordLatency(now);
 			}
 		}
-		stop(lane);
+		return stop(lane);
 	}
 
-	private void stop(Lane lane) {
+	/**
+	 * Stops a lane, whether it runs, failed already, or has not started yet (then it
+	 * never will).
+	 * @return whether the lane had started
+	 */
+	private boolean stop(Lane lane) {
+		boolean started = lane.end();
 		// Settled before the cancellation reaches the connection, so that what the
 		// connection reports of it is charged to nobody.
 		lane.attempt.abandon();
 		lane.dispose();
 		lane.attempt.release();
+		return started;
 	}
 
 	private void cancelTimer() {
@@ -371,20 +392,37 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		final AttemptExchange exchange;
 
 		/**
-		 * Whether the lane joined the race (a backup may be made and then refused at the
-		 * door, when the race was decided meanwhile); written before {@code live} counts
-		 * it, read after.
+		 * {@link #NEW}, {@link #STARTED} or {@link #ENDED}: a backup starts only from
+		 * new, by compare-and-set, so that a decider that ends it first keeps it from
+		 * ever starting, and a backup that started is ended, and counted, exactly once.
 		 */
-		volatile boolean started;
+		private final AtomicInteger state;
 
 		private final Context context;
 
 		Lane(Attempt attempt, boolean backup, reactor.util.context.ContextView outer) {
 			this.attempt = attempt;
+			this.state = new AtomicInteger(backup ? NEW : STARTED);
 			this.exchange = new AttemptExchange(HedgedAttempts.this.lease.exchange(), attempt, backup);
 			this.context = Context.of(outer).put(UpstreamObserver.CONTEXT_KEY, attempt);
 			attempt.race(HedgedAttempts.this);
 			HedgedAttempts.this.filter.route(this.exchange, HedgedAttempts.this.lease, attempt.member());
+		}
+
+		/**
+		 * Takes the backup from new to started.
+		 * @return whether it may start: the race was not decided meanwhile
+		 */
+		boolean begin() {
+			return this.state.compareAndSet(NEW, STARTED);
+		}
+
+		/**
+		 * Ends the lane, the first time only.
+		 * @return whether it had started
+		 */
+		boolean end() {
+			return this.state.getAndSet(ENDED) == STARTED;
 		}
 
 		void start() {
