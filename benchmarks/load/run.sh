@@ -27,7 +27,9 @@
 #   HEDGE_LOAD) and with latency ejection (latency-factor LATENCY_FACTOR); prints
 #   requests/s, p50/p99/p99.9, extra load (backend requests per client request), the slow
 #   backend's share and the hedge delay. Routes and services come from a generated
-#   $WORK/tail.properties.
+#   $WORK/tail.properties. The load comes from ClosedLoopClient (benchmarks jar), not wrk:
+#   wrk corrects latencies for coordinated omission, which counts one 500 ms answer
+#   many times over; these targets are about answers, each counted once.
 #
 # Needs java 17+, Maven, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl).
 # Builds the sample app's and the benchmarks' jars from the work tree first (SKIP_BUILD=true
@@ -449,6 +451,16 @@ write_tail_config() {
 	EXTRA_CONFIG=$file
 }
 
+# client_run URL CONNECTIONS WARMUP SECONDS -> "RESULT ... all=N busy=N": the tail
+# scenarios' load, from ClosedLoopClient (each answer counted once; wrk would correct
+# for coordinated omission, see the class), pinned where wrk runs.
+client_run() {
+	wait_quiet
+	local line
+	line=$("${LOADGEN[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.ClosedLoopClient "$@" | grep '^RESULT')
+	echo "$line busy=$BUSY"
+}
+
 backend_requests() { # backend_requests PORT... -> requests the ports served so far, each on a line
 	local stats port
 	stats=$(curl -sf "http://127.0.0.1:${DELAY_PORTS[0]}/__stats")
@@ -493,14 +505,13 @@ tail_table() { # tail_table SCENARIO CONNECTIONS
 			url=http://127.0.0.1:$PLAIN_PORT/tail/$scenario/round-robin/off/
 			name="Spring Cloud LoadBalancer round-robin"
 		fi
-		wrk_run "$url" "$connections" "$TAIL_WARMUP" >/dev/null
-		local before after line requests served extra share delay=-
+		local before after line all served extra share delay=-
 		before=$(backend_requests "${ports[@]}")
-		line=$(wrk_run "$url" "$connections" "$TAIL_DURATION")
+		line=$(client_run "$url" "$connections" "$TAIL_WARMUP" "$TAIL_DURATION")
 		after=$(backend_requests "${ports[@]}")
 		served=$(paste <(echo "$before") <(echo "$after") | awk '{ t += $2 - $1 } END { print t }')
-		requests=$(field requests "$line")
-		extra=$(awk -v s="$served" -v r="$requests" 'BEGIN { printf "%.3f", (r > 0) ? s / r : 0 }')
+		all=$(field all "$line")
+		extra=$(awk -v s="$served" -v r="$all" 'BEGIN { printf "%.3f", (r > 0) ? s / r : 0 }')
 		share=$(paste <(echo "$before") <(echo "$after") | awk '{ d[NR] = $2 - $1; t += $2 - $1 } END { printf "%.1f%%", (t > 0) ? 100 * d[NR] / t : 0 }')
 		if [ "$variant" = hedge ]; then
 			delay=$(curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/gatewaylb/tail-$scenario-$algorithm-hedge" |
@@ -511,7 +522,7 @@ tail_table() { # tail_table SCENARIO CONNECTIONS
 		rows+=("| $name | $variant | $(field rps "$line") | $(ms "$(field p50 "$line")") | $(ms "$(field p99 "$line")") | $(ms "$(field p999 "$line")") | $extra | $share | $delay | $(($(field errors "$line") + $(field non2xx "$line"))) | $(field busy "$line") |")
 	done
 	echo
-	echo "## Tail, $description: wrk -t1 -c$connections, ${TAIL_DURATION}s per row after ${TAIL_WARMUP}s on the same route"
+	echo "## Tail, $description: $connections clients (ClosedLoopClient), ${TAIL_DURATION}s per row after ${TAIL_WARMUP}s on the same route"
 	echo
 	echo "| balancer | variant | requests/s | p50 ms | p99 ms | p99.9 ms | backend requests per request | third backend's share | hedge delay ms | errors | machine busy before, % |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"

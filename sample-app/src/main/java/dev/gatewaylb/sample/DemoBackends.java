@@ -26,7 +26,9 @@ import org.springframework.context.SmartLifecycle;
  * Each one answers every method and path with status 200, the body {@code <name>\n}
  * ({@code text/plain}) and the header {@code X-Backend: <name>}, so a client sees which
  * backend the gateway picked. The query parameter {@code delay} (milliseconds, up to ten
- * seconds) makes an answer slow; a missing or unreadable value means no delay.
+ * seconds) makes an answer slow; a missing or unreadable value means no delay. With
+ * {@code slow=<name>} only that backend is slow and the others answer at once: one slow
+ * endpoint, which a hedged backup goes around.
  */
 final class DemoBackends implements SmartLifecycle {
 
@@ -90,8 +92,28 @@ final class DemoBackends implements SmartLifecycle {
 	private static Mono<Void> answer(String name, HttpServerRequest request, HttpServerResponse response) {
 		return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
 			.header("X-Backend", name)
-			.sendString(Mono.just(name + "\n").delayElement(delay(request.uri())))
+			.sendString(Mono.just(name + "\n").delayElement(delay(name, request.uri())))
 			.then();
+	}
+
+	/**
+	 * Returns the delay of backend {@code name}: {@link #delay(String)}, unless the query
+	 * parameter {@code slow} names another backend.
+	 * @param name the backend's name
+	 * @param uri the request URI, path and query
+	 * @return the delay
+	 */
+	static Duration delay(String name, String uri) {
+		try {
+			List<String> slow = new QueryStringDecoder(uri).parameters().get("slow");
+			if (slow != null && !slow.isEmpty() && !slow.contains(name)) {
+				return Duration.ZERO;
+			}
+		}
+		catch (IllegalArgumentException ex) {
+			// a bad %-escape: as if there were no "slow"
+		}
+		return delay(uri);
 	}
 
 	/**

@@ -31,4 +31,18 @@ class DemoBackendsTests {
 		assertThat(DemoBackends.delay(uri)).isEqualTo(Duration.ofMillis(millis));
 	}
 
+	@ParameterizedTest(name = "{0} at {1} -> {2} ms")
+	@CsvSource(delimiter = '|', textBlock = """
+			/?delay=250                   | alpha | 250
+			/?delay=250&slow=alpha        | alpha | 250
+			/?delay=250&slow=alpha        | beta  | 0
+			/?slow=gamma&delay=80         | gamma | 80
+			/?slow=gamma&slow=beta&delay=80 | beta | 80
+			/?slow=gamma&delay=80         | alpha | 0
+			/?slow=%zz&delay=80           | alpha | 0
+			""")
+	void slowsOnlyTheBackendThatSlowNames(String uri, String backend, long millis) {
+		assertThat(DemoBackends.delay(backend, uri)).isEqualTo(Duration.ofMillis(millis));
+	}
+
 }

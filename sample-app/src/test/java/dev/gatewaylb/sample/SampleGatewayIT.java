@@ -25,6 +25,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.SoftAssertions.assertSoftly;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Sends real HTTP requests through the sample gateway to its demo backends and checks
@@ -116,6 +117,36 @@ class SampleGatewayIT {
 		for (String delay : List.of("abc", "-5", "1.5", "")) {
 			assertThat(backend("/least/?delay=" + delay)).as("backend for delay=%s", delay).isIn(BACKENDS);
 		}
+	}
+
+	@Test
+	void hedgedRouteAnswersAroundTheOneSlowBackend() {
+		// The hedge delay needs 20 answers in the latency window, which the runtime
+		// thread rolls once a second.
+		await().atMost(Duration.ofSeconds(20)).until(() -> {
+			IntStream.range(0, 10).forEach((i) -> backend("/hedged/"));
+			return hedgeReport().matches("(?s).*\"delayMillis\":[0-9].*");
+		});
+		for (int i = 0; i < 6; i++) {
+			long start = System.nanoTime();
+			String backend = backend("/hedged/?delay=3000&slow=alpha");
+			Duration took = Duration.ofNanos(System.nanoTime() - start);
+			assertThat(backend).as("request %d", i).isNotEqualTo("alpha");
+			assertThat(took).as("request %d, from %s", i, backend).isLessThan(Duration.ofMillis(1500));
+		}
+		// Round-robin sent two of the six to alpha first; each got a backup, which won.
+		assertThat(hedgeReport()).containsPattern("\"sent\":[2-9],\"won\":[2-9],");
+	}
+
+	private String hedgeReport() {
+		return this.client.get()
+			.uri("/actuator/gatewaylb/hedged")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
 	}
 
 	private String backend(String uri) {

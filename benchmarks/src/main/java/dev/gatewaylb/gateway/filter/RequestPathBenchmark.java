@@ -13,6 +13,8 @@ import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -128,6 +130,12 @@ public class RequestPathBenchmark {
 	 * attempt, so that it and its lease escape as they do in the gateway (the exchange
 	 * keeps them) and the JIT cannot take their allocations away.
 	 */
+	/**
+	 * The connection's event loop the client hands the observer: only a service that
+	 * hedges schedules on it, so this one never runs a task or starts its thread.
+	 */
+	private static final EventLoop EVENT_LOOP = new DefaultEventLoop();
+
 	private static Object request(ServiceRuntimes runtimes) {
 		ExchangeLease lease = new ExchangeLease(runtimes, null);
 		ServiceRuntime runtime = runtimes.find(Fixtures.SERVICE);
@@ -138,7 +146,7 @@ public class RequestPathBenchmark {
 		Attempt attempt = pick(lease, runtime);
 		// The service's client reports through the observer in the request's context.
 		UpstreamObserver observer = attempt;
-		observer.requestPrepared();
+		observer.requestPrepared(EVENT_LOOP);
 		observer.requestSent();
 		observer.responseReceived(200);
 		observer.responseCompleted();

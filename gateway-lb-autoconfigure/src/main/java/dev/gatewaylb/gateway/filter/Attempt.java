@@ -13,6 +13,7 @@ import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
+import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -136,12 +137,12 @@ final class Attempt extends InFlightGuard
 	}
 
 	@Override
-	public @Nullable Duration requestPrepared() {
+	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
 		Duration deadline = this.lease.requestPrepared(this);
 		HedgedAttempts race = this.race;
 		if (race != null) {
-			race.sent(this);
+			race.sent(this, eventLoop);
 		}
 		return deadline;
 	}

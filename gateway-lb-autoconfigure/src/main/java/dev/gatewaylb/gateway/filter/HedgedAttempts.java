@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.filter;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -20,11 +21,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
-import reactor.core.scheduler.Schedulers;
-import reactor.netty.Connection;
 import reactor.util.context.Context;
-
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 
 /**
  * One round of attempts of an exchange whose service hedges
@@ -37,15 +34,18 @@ import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
  * failure goes to the attempt filter's retry decision as any attempt's would. A round is
  * at most two attempts; a retry after it is a new round.
  * <p>
- * Three threads may meet here: the attempt's upstream event loop, the backup's, and the
- * server event loop that runs the hedge timer. They agree through one int, {@link #live}:
- * the number of attempts still running, or {@link #DONE} once the race is decided. The
- * winner, the last failure or a cancellation sets {@code DONE} with one atomic operation,
- * so exactly one of them decides; the timer adds the backup only by a compare-and-set
- * from a running count, so a backup never starts after the decision. Whoever decides then
- * cancels what it finds in the volatile fields of the other attempt and the timer, and
- * whoever writes those fields checks {@code live} afterwards: each side sees the other's
- * write (volatile accesses are sequentially consistent), so nothing is left running.
+ * Two threads may meet here: the event loop of the attempt's upstream connection, which
+ * also runs the hedge timer, and the backup's; and a third, the client's, when it goes
+ * away. They agree through one int, {@link #live}: the number of attempts still running,
+ * or {@link #DONE} once the race is decided. The winner, the last failure or a
+ * cancellation sets {@code DONE} with one atomic operation, so exactly one of them
+ * decides. The timer publishes a backup in a volatile field before it joins by a
+ * compare-and-set from a running count, so a backup never joins after the decision, and
+ * whoever decides after it joined sees it and ends it; the backup then starts only from
+ * new by a compare-and-set of its own, so one the decider ended first never starts. The
+ * timer is cancelled the same way: written before {@code live} is read again. The
+ * exchange itself (its lease, its attributes) is touched only by the thread that decided,
+ * which goes on with it.
  */
 final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Attempt, Mono<Void>>, Runnable, Disposable {
 
@@ -83,7 +83,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 
 	private volatile @Nullable Lane backup;
 
-	private volatile @Nullable Object timer;
+	private volatile @Nullable Future<?> timer;
 
 	/**
 	 * The error of the attempt that failed last, when the race ended with no headers.
@@ -138,10 +138,14 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 
 	/**
 	 * The attempt's request is about to be sent: the hedge timer starts now, so that the
-	 * delay and the latencies it comes from measure the same wait.
+	 * delay and the latencies it comes from measure the same wait. The timer runs on the
+	 * attempt's own connection's event loop, the thread calling this: scheduling there
+	 * takes no lock and wakes no other thread, and the first attempt's answer, which
+	 * cancels it in most races, arrives on that loop too.
 	 * @param attempt the attempt, first or backup
+	 * @param eventLoop the event loop of the attempt's connection
 	 */
-	void sent(Attempt attempt) {
+	void sent(Attempt attempt, EventLoop eventLoop) {
 		Lane first = this.primary;
 		if (first == null || first.attempt != attempt || this.timer != null) {
 			return;
@@ -150,15 +154,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		if (delay < 0 || (int) LIVE.getVolatile(this) == DONE) {
 			return;
 		}
-		Object scheduled;
-		EventLoop loop = eventLoop();
-		if (loop != null) {
-			scheduled = loop.schedule(this, delay, TimeUnit.NANOSECONDS);
-		}
-		else {
-			scheduled = Schedulers.parallel().schedule(this, delay, TimeUnit.NANOSECONDS);
-		}
-		this.timer = scheduled;
+		this.timer = eventLoop.schedule(this, delay, TimeUnit.NANOSECONDS);
 		if ((int) LIVE.getVolatile(this) == DONE) {
 			cancelTimer();
 		}
@@ -357,27 +353,9 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	}
 
 	private void cancelTimer() {
-		Object scheduled = this.timer;
-		if (scheduled instanceof java.util.concurrent.Future<?> future) {
-			future.cancel(false);
-		}
-		else if (scheduled instanceof Disposable disposable) {
-			disposable.dispose();
-		}
-	}
-
-	/**
-	 * Returns the event loop of the client's connection, where the hedge timer runs: a
-	 * Netty timer adds to its loop's queue without a lock.
-	 */
-	private @Nullable EventLoop eventLoop() {
-		try {
-			Object nativeRequest = ServerHttpRequestDecorator.getNativeRequest(this.lease.exchange().getRequest());
-			return (nativeRequest instanceof Connection connection) ? connection.channel().eventLoop() : null;
-		}
-		catch (IllegalArgumentException ex) {
-			// Not a server request of Reactor Netty's.
-			return null;
+		Future<?> scheduled = this.timer;
+		if (scheduled != null) {
+			scheduled.cancel(false);
 		}
 	}
 

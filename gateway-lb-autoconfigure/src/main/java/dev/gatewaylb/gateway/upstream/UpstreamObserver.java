@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.upstream;
 
 import java.time.Duration;
 
+import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.ContextView;
 
@@ -23,10 +24,12 @@ public interface UpstreamObserver {
 
 	/**
 	 * Called when a connection has been acquired and the request is about to be written.
+	 * @param eventLoop the event loop of the request's connection, on which this is
+	 * called: a timer of the attempt scheduled there (a hedge) takes no lock
 	 * @return how long to wait for the response headers once the request is sent, or
 	 * {@code null} for no limit
 	 */
-	@Nullable Duration requestPrepared();
+	@Nullable Duration requestPrepared(EventLoop eventLoop);
 
 	/**
 	 * Called when the request, body included, has been written.

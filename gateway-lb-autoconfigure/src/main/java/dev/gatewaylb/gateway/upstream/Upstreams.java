@@ -142,7 +142,8 @@ public final class Upstreams {
 			// From the request's last byte to the headers: the wait for a connection is
 			// bounded by the pool's pending timeout instead, so a queued request is never
 			// charged to an endpoint it has not reached.
-			Duration deadline = (observer != null) ? observer.requestPrepared() : headerDeadline;
+			Duration deadline = (observer != null) ? observer.requestPrepared(connection.channel().eventLoop())
+					: headerDeadline;
 			if (deadline != null) {
 				request.responseTimeout(deadline);
 			}
