@@ -119,6 +119,28 @@ class ServiceRuntimesTests {
 	}
 
 	@Test
+	void startsHedgingOnARefreshAndKeepsItsWindowUntilTheHedgeSettingsChange() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime off = this.fixture.runtime("svc");
+		assertThat(off.hedging()).isNull();
+		this.fixture.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05"));
+		ServiceRuntime on = this.fixture.runtimes.find("svc");
+		assertThat(on.hedging()).isNotNull();
+		assertThat(on.hedging().delay().maxExtraLoad()).isEqualTo(0.05);
+		this.fixture.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05",
+				"gateway.lb.services.svc.algorithm", "least-requests"));
+		ServiceRuntime kept = this.fixture.runtimes.find("svc");
+		assertThat(kept).isNotSameAs(on);
+		assertThat(kept.hedging()).as("same hedge settings: the same window and budget").isSameAs(on.hedging());
+		this.fixture
+			.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05", "gateway.lb.services.svc.algorithm",
+					"least-requests", "gateway.lb.services.svc.hedge.min-delay", "20ms"));
+		assertThat(this.fixture.runtimes.find("svc").hedging()).isNotSameAs(on.hedging());
+		this.fixture.refresh(Map.of());
+		assertThat(this.fixture.runtimes.find("svc").hedging()).as("hedging off again").isNull();
+	}
+
+	@Test
 	void keepsThePoolsWhenOnlyTheRequestBodyIdleTimeoutChanges() {
 		this.fixture.instances.add(instance("a", 1));
 		ServiceRuntime before = this.fixture.runtime("svc");
