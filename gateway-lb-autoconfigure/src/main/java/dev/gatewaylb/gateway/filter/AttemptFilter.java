@@ -166,6 +166,7 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	private Mono<Void> attempt(ExchangeLease lease, ServiceRuntime runtime) {
 		Hedging hedging = runtime.hedging();
 		if (hedging != null && hedges(lease.exchange().getRequest())) {
+			lease.hedged();
 			return HedgedAttempts.race(this, lease, runtime, hedging);
 		}
 		Attempt attempt = pick(lease, runtime);

@@ -71,6 +71,14 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	private volatile boolean clientGone;
 
 	/**
+	 * Whether the exchange's attempts race (hedged requests): then two run at once, and
+	 * each carries itself on its own exchange. Written before the first race's attempt is
+	 * subscribed, read by the routing filter on any of the attempts' threads; it never
+	 * goes back.
+	 */
+	private volatile boolean hedged;
+
+	/**
 	 * When the first attempt's request was sent, by the balancer clock; 0 until then.
 	 */
 	private volatile long firstSentNanos;
@@ -255,6 +263,21 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	public boolean tried(String address) {
 		List<String> later = this.laterTried;
 		return address.equals(this.firstTried) || (later != null && later.contains(address));
+	}
+
+	/**
+	 * Notes that the exchange's attempts race from now on.
+	 */
+	void hedged() {
+		this.hedged = true;
+	}
+
+	/**
+	 * Returns whether the exchange's attempts race, two at once.
+	 * @return whether hedged
+	 */
+	boolean isHedged() {
+		return this.hedged;
 	}
 
 	/**
