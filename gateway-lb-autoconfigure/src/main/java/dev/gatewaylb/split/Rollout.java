@@ -1,0 +1,278 @@
+package dev.gatewaylb.split;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A progressive rollout of one split target, as pure decisions: which step it is on, when
+ * that step is judged, and what a judgement of the canary against the split's other
+ * targets over the step's interval makes of it. Time is a caller's monotonic clock in
+ * nanoseconds; nothing here reads a clock, keeps counters or schedules anything, so every
+ * transition can be tested as a function.
+ * <p>
+ * A step's interval is judged once it has passed: with fewer than {@code min-requests}
+ * canary requests the step stays and is judged again an interval later; a canary whose
+ * error rate exceeds the others' by more than {@code max-error-rate-increase}, or whose
+ * p99 is more than {@code max-latency-ratio} times theirs, is rolled back at once (share
+ * 0) with the reason; otherwise the rollout moves to the next step, and after the last
+ * one it is promoted. A paused rollout keeps its step and is not judged; resuming starts
+ * a fresh interval.
+ */
+public final class Rollout {
+
+	/**
+	 * Where a rollout stands.
+	 */
+	public enum State {
+
+		/**
+		 * On a step, to be judged at the end of its interval.
+		 */
+		PROGRESSING("progressing"),
+
+		/**
+		 * On a step, not judged until resumed.
+		 */
+		PAUSED("paused"),
+
+		/**
+		 * Done: the target keeps the last step's share.
+		 */
+		PROMOTED("promoted"),
+
+		/**
+		 * Stopped by a judgement or an operator: the target's share is 0.
+		 */
+		ROLLED_BACK("rolled-back");
+
+		private final String label;
+
+		State(String label) {
+			this.label = label;
+		}
+
+		/**
+		 * Returns the state as the actuator shows it.
+		 * @return the label
+		 */
+		public String label() {
+			return this.label;
+		}
+
+	}
+
+	/**
+	 * What a rollout does.
+	 *
+	 * @param target the split target whose share ramps
+	 * @param steps the target's percent of the split's traffic at each step, increasing,
+	 * each 0 to 100
+	 * @param intervalNanos the time on each step before it is judged
+	 * @param minRequests the fewest canary requests an interval must have to be judged
+	 * @param maxErrorRateIncrease the most the canary's error rate may exceed the others'
+	 * @param maxLatencyRatio the most the canary's p99 may be, as a multiple of the
+	 * others'
+	 */
+	public record Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
+			double maxLatencyRatio) {
+
+		public Plan {
+			Objects.requireNonNull(target, "target");
+			steps = steps.clone();
+			if (steps.length == 0) {
+				throw new IllegalArgumentException("steps: [] (expected: at least one percent)");
+			}
+			for (int i = 0; i < steps.length; i++) {
+				if (steps[i] < 0 || steps[i] > 100) {
+					throw new IllegalArgumentException(
+							"steps: " + Arrays.toString(steps) + " (expected: percents from 0 to 100)");
+				}
+				if (i > 0 && steps[i] <= steps[i - 1]) {
+					throw new IllegalArgumentException(
+							"steps: " + Arrays.toString(steps) + " (expected: increasing percents)");
+				}
+			}
+			if (intervalNanos < 1_000_000_000L) {
+				throw new IllegalArgumentException(
+						"interval: " + intervalNanos / 1_000_000 + "ms (expected: at least 1s)");
+			}
+			if (minRequests < 0) {
+				throw new IllegalArgumentException("min-requests: " + minRequests + " (expected: >= 0)");
+			}
+			if (!(maxErrorRateIncrease >= 0 && maxErrorRateIncrease <= 1)) {
+				throw new IllegalArgumentException(
+						"max-error-rate-increase: " + maxErrorRateIncrease + " (expected: 0 to 1)");
+			}
+			if (!(maxLatencyRatio >= 1 && Double.isFinite(maxLatencyRatio))) {
+				throw new IllegalArgumentException("max-latency-ratio: " + maxLatencyRatio + " (expected: >= 1)");
+			}
+		}
+
+		@Override
+		public int[] steps() {
+			return this.steps.clone();
+		}
+
+		int step(int index) {
+			return this.steps[index];
+		}
+
+		int lastStep() {
+			return this.steps.length - 1;
+		}
+
+		@Override
+		public boolean equals(@Nullable Object other) {
+			return other instanceof Plan plan && this.target.equals(plan.target)
+					&& Arrays.equals(this.steps, plan.steps) && this.intervalNanos == plan.intervalNanos
+					&& this.minRequests == plan.minRequests
+					&& Double.compare(this.maxErrorRateIncrease, plan.maxErrorRateIncrease) == 0
+					&& Double.compare(this.maxLatencyRatio, plan.maxLatencyRatio) == 0;
+		}
+
+		@Override
+		public int hashCode() {
+			return Objects.hash(this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
+					this.maxErrorRateIncrease, this.maxLatencyRatio);
+		}
+
+		@Override
+		public String toString() {
+			return "Plan[" + this.target + " " + Arrays.toString(this.steps) + "]";
+		}
+
+	}
+
+	/**
+	 * What one side of the comparison did over an interval.
+	 *
+	 * @param requests requests answered
+	 * @param errors of them, failures as passive health counts them (5xx, connection
+	 * failures)
+	 * @param p99Nanos their 99th percentile latency, 0 when there were none
+	 */
+	public record Window(long requests, long errors, long p99Nanos) {
+
+		double errorRate() {
+			return (this.requests == 0) ? 0 : (double) this.errors / this.requests;
+		}
+
+	}
+
+	/**
+	 * Where a rollout stands.
+	 *
+	 * @param state the state
+	 * @param step the index of the step in force (the last for promoted, the one it was
+	 * on for rolled back)
+	 * @param percent the target's share of the split's traffic now
+	 * @param judgeAtNanos when the step is judged, for progressing; 0 otherwise
+	 * @param reason why it was rolled back, or {@code null}
+	 */
+	public record Status(State state, int step, int percent, long judgeAtNanos, @Nullable String reason) {
+	}
+
+	private Rollout() {
+	}
+
+	/**
+	 * Starts a rollout on its first step.
+	 * @param plan the plan
+	 * @param nowNanos the clock's current time
+	 * @return progressing on step 0
+	 */
+	public static Status start(Plan plan, long nowNanos) {
+		return new Status(State.PROGRESSING, 0, plan.step(0), nowNanos + plan.intervalNanos(), null);
+	}
+
+	/**
+	 * Judges a progressing rollout whose interval has passed; returns any other
+	 * unchanged.
+	 * @param plan the plan
+	 * @param status where it stands
+	 * @param canary what the target did over the interval
+	 * @param others what the split's other targets did over the same interval
+	 * @param nowNanos the clock's current time
+	 * @return where it stands now
+	 */
+	public static Status judge(Plan plan, Status status, Window canary, Window others, long nowNanos) {
+		if (status.state() != State.PROGRESSING || nowNanos - status.judgeAtNanos() < 0) {
+			return status;
+		}
+		if (canary.requests() < plan.minRequests()) {
+			return new Status(State.PROGRESSING, status.step(), status.percent(), nowNanos + plan.intervalNanos(),
+					null);
+		}
+		double increase = canary.errorRate() - others.errorRate();
+		if (increase > plan.maxErrorRateIncrease()) {
+			return rolledBack(status,
+					String.format(Locale.ROOT,
+							"error rate %.4f against %.4f of the other targets (max-error-rate-increase %s)",
+							canary.errorRate(), others.errorRate(), plan.maxErrorRateIncrease()));
+		}
+		if (others.p99Nanos() > 0 && canary.p99Nanos() > plan.maxLatencyRatio() * others.p99Nanos()) {
+			return rolledBack(status,
+					String.format(Locale.ROOT,
+							"p99 %.1f ms against %.1f ms of the other targets (max-latency-ratio %s)",
+							canary.p99Nanos() / 1e6, others.p99Nanos() / 1e6, plan.maxLatencyRatio()));
+		}
+		if (status.step() == plan.lastStep()) {
+			return new Status(State.PROMOTED, status.step(), status.percent(), 0, null);
+		}
+		int next = status.step() + 1;
+		return new Status(State.PROGRESSING, next, plan.step(next), nowNanos + plan.intervalNanos(), null);
+	}
+
+	/**
+	 * Pauses a progressing rollout on its step.
+	 * @param status where it stands
+	 * @return paused, or unchanged if not progressing
+	 */
+	public static Status pause(Status status) {
+		return (status.state() != State.PROGRESSING) ? status
+				: new Status(State.PAUSED, status.step(), status.percent(), 0, null);
+	}
+
+	/**
+	 * Resumes a paused rollout on its step, with a fresh interval: what happened while it
+	 * was paused is not judged.
+	 * @param plan the plan
+	 * @param status where it stands
+	 * @param nowNanos the clock's current time
+	 * @return progressing, or unchanged if not paused
+	 */
+	public static Status resume(Plan plan, Status status, long nowNanos) {
+		return (status.state() != State.PAUSED) ? status
+				: new Status(State.PROGRESSING, status.step(), status.percent(), nowNanos + plan.intervalNanos(), null);
+	}
+
+	/**
+	 * Promotes a rollout now, whatever its step: the target gets the last step's share.
+	 * @param plan the plan
+	 * @param status where it stands
+	 * @return promoted, or unchanged if rolled back (a rolled-back rollout starts again
+	 * only through a refresh)
+	 */
+	public static Status promote(Plan plan, Status status) {
+		return (status.state() == State.ROLLED_BACK) ? status
+				: new Status(State.PROMOTED, plan.lastStep(), plan.step(plan.lastStep()), 0, null);
+	}
+
+	/**
+	 * Rolls a rollout back now, by an operator.
+	 * @param status where it stands
+	 * @param reason why, as the actuator shows it
+	 * @return rolled back, or unchanged if already rolled back
+	 */
+	public static Status rollBack(Status status, String reason) {
+		return (status.state() == State.ROLLED_BACK) ? status : rolledBack(status, reason);
+	}
+
+	private static Status rolledBack(Status status, String reason) {
+		return new Status(State.ROLLED_BACK, status.step(), 0, 0, reason);
+	}
+
+}

@@ -1,0 +1,145 @@
+package dev.gatewaylb.split;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.gatewaylb.split.Rollout.Plan;
+import dev.gatewaylb.split.Rollout.State;
+import dev.gatewaylb.split.Rollout.Status;
+import dev.gatewaylb.split.Rollout.Window;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class RolloutTests {
+
+	private static final long S = 1_000_000_000L;
+
+	private static final long MS = 1_000_000L;
+
+	private static final Plan PLAN = new Plan("shop-canary", new int[] { 5, 25, 50, 100 }, 300 * S, 100, 0.01, 1.5);
+
+	private static final Window HEALTHY_OTHERS = new Window(10_000, 20, 40 * MS);
+
+	@Test
+	void aHealthyCanaryWalksEveryStepAndIsPromotedAfterTheLast() {
+		long now = 1_000 * S;
+		Status status = Rollout.start(PLAN, now);
+		List<Integer> percents = new ArrayList<>(List.of(status.percent()));
+		while (status.state() == State.PROGRESSING) {
+			now = status.judgeAtNanos();
+			status = Rollout.judge(PLAN, status, new Window(500, 1, 45 * MS), HEALTHY_OTHERS, now);
+			percents.add(status.percent());
+		}
+		assertThat(percents).containsExactly(5, 25, 50, 100, 100);
+		assertThat(status).isEqualTo(new Status(State.PROMOTED, 3, 100, 0, null));
+		assertThat(now).as("four intervals").isEqualTo(1_000 * S + 4 * 300 * S);
+	}
+
+	@Test
+	void isNotJudgedBeforeItsIntervalHasPassed() {
+		Status status = Rollout.start(PLAN, 0);
+		Window failing = new Window(500, 500, 45 * MS);
+		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S - 1)).isSameAs(status);
+		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S).state()).isEqualTo(State.ROLLED_BACK);
+	}
+
+	@Test
+	void staysOnItsStepWithTooFewCanaryRequestsAndIsJudgedAgainAnIntervalLater() {
+		Status status = Rollout.start(PLAN, 0);
+		Status judged = Rollout.judge(PLAN, status, new Window(99, 99, 900 * MS), HEALTHY_OTHERS, 301 * S);
+		assertThat(judged).isEqualTo(new Status(State.PROGRESSING, 0, 5, 601 * S, null));
+		Status next = Rollout.judge(PLAN, judged, new Window(100, 0, 40 * MS), HEALTHY_OTHERS, 601 * S);
+		assertThat(next).isEqualTo(new Status(State.PROGRESSING, 1, 25, 901 * S, null));
+	}
+
+	@ParameterizedTest(name = "canary {0} errors in 1000, others {1} in 10000 -> {2}")
+	@CsvSource({ "12, 20, PROGRESSING", "13, 20, ROLLED_BACK", "10, 0, PROGRESSING", "11, 0, ROLLED_BACK",
+			"0, 10000, PROGRESSING" })
+	void rollsBackWhenTheCanaryErrorRateExceedsTheOthersByMoreThanTheIncrease(long canaryErrors, long otherErrors,
+			State expected) {
+		// Others 0.2% (20 of 10,000): the canary may reach 1.2% (12 of 1,000), not 1.3%.
+		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, canaryErrors, 40 * MS),
+				new Window(10_000, otherErrors, 40 * MS), 300 * S);
+		assertThat(status.state()).isEqualTo(expected);
+		if (expected == State.ROLLED_BACK) {
+			assertThat(status.percent()).isZero();
+			assertThat(status.reason()).startsWith("error rate 0.0").contains("max-error-rate-increase 0.01");
+		}
+	}
+
+	@ParameterizedTest(name = "canary p99 {0} ms, others {1} ms -> {2}")
+	@CsvSource({ "60, 40, PROGRESSING", "61, 40, ROLLED_BACK", "500, 0, PROGRESSING" })
+	void rollsBackWhenTheCanaryP99IsMoreThanTheRatioOfTheOthers(long canaryMillis, long otherMillis, State expected) {
+		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, canaryMillis * MS),
+				new Window(10_000, 0, otherMillis * MS), 300 * S);
+		assertThat(status.state()).isEqualTo(expected);
+		if (expected == State.ROLLED_BACK) {
+			assertThat(status.reason())
+				.isEqualTo("p99 61.0 ms against 40.0 ms of the other targets (max-latency-ratio 1.5)");
+		}
+	}
+
+	@Test
+	void aRolledBackRolloutStaysRolledBack() {
+		Status rolledBack = Rollout.rollBack(Rollout.start(PLAN, 0), "by an operator");
+		assertThat(rolledBack).isEqualTo(new Status(State.ROLLED_BACK, 0, 0, 0, "by an operator"));
+		Window healthy = new Window(1000, 0, 40 * MS);
+		assertThat(Rollout.judge(PLAN, rolledBack, healthy, HEALTHY_OTHERS, 10_000 * S)).isSameAs(rolledBack);
+		assertThat(Rollout.promote(PLAN, rolledBack)).isSameAs(rolledBack);
+		assertThat(Rollout.resume(PLAN, rolledBack, 0)).isSameAs(rolledBack);
+		assertThat(Rollout.rollBack(rolledBack, "again")).isSameAs(rolledBack);
+	}
+
+	@Test
+	void aPausedRolloutIsNotJudgedAndResumesOnItsStepWithAFreshInterval() {
+		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(500, 0, 40 * MS), HEALTHY_OTHERS,
+				300 * S);
+		Status paused = Rollout.pause(status);
+		assertThat(paused).isEqualTo(new Status(State.PAUSED, 1, 25, 0, null));
+		assertThat(Rollout.judge(PLAN, paused, new Window(500, 500, 40 * MS), HEALTHY_OTHERS, 10_000 * S))
+			.isSameAs(paused);
+		assertThat(Rollout.resume(PLAN, paused, 5_000 * S))
+			.isEqualTo(new Status(State.PROGRESSING, 1, 25, 5_300 * S, null));
+		assertThat(Rollout.promote(PLAN, paused)).isEqualTo(new Status(State.PROMOTED, 3, 100, 0, null));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|', textBlock = """
+			steps 5,5          | steps: [5, 5] (expected: increasing percents)
+			steps 50,25        | steps: [50, 25] (expected: increasing percents)
+			steps 5,101        | steps: [5, 101] (expected: percents from 0 to 100)
+			steps -1           | steps: [-1] (expected: percents from 0 to 100)
+			interval 999ms     | interval: 999ms (expected: at least 1s)
+			min-requests -1    | min-requests: -1 (expected: >= 0)
+			error increase 2   | max-error-rate-increase: 2.0 (expected: 0 to 1)
+			latency ratio 0.9  | max-latency-ratio: 0.9 (expected: >= 1)
+			""")
+	void rejectsAnInvalidPlanNamingTheKeyAndValue(String plan, String message) {
+		int[] steps = { 5, 25 };
+		long interval = S;
+		long minRequests = 0;
+		double increase = 0.01;
+		double ratio = 1.5;
+		String[] words = plan.split(" ");
+		switch (words[0]) {
+			case "steps" -> steps = java.util.Arrays.stream(words[1].split(",")).mapToInt(Integer::parseInt).toArray();
+			case "interval" -> interval = 999 * MS;
+			case "min-requests" -> minRequests = -1;
+			case "error" -> increase = 2;
+			default -> ratio = 0.9;
+		}
+		int[] chosenSteps = steps;
+		long chosenInterval = interval;
+		long chosenMin = minRequests;
+		double chosenIncrease = increase;
+		double chosenRatio = ratio;
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new Plan("canary", chosenSteps, chosenInterval, chosenMin, chosenIncrease, chosenRatio))
+			.withMessage(message);
+	}
+
+}
