@@ -22,10 +22,12 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param overrideTrustedClients Networks (IP addresses or CIDRs) of the clients whose
  * override header is honoured, matched against the client's address as resolved through
  * trusted-proxies. Empty: nobody's.
+ * @param rollout A progressive rollout of one target, judged against the others, with
+ * automatic rollback. Absent: the weights stay as configured.
  */
 public record SplitProperties(@Nullable Map<String, Integer> targets,
 		@NestedConfigurationProperty @Nullable StickyProperties sticky, @Nullable String overrideHeader,
-		@Nullable List<Cidr> overrideTrustedClients) {
+		@Nullable List<Cidr> overrideTrustedClients, @NestedConfigurationProperty @Nullable RolloutProperties rollout) {
 
 	public SplitProperties {
 		// LinkedHashMap.copyOf does not exist; keep the configuration order of the

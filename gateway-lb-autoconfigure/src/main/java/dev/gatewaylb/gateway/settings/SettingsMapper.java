@@ -19,9 +19,10 @@ import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.PeakEwmaProperties;
-import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
+import dev.gatewaylb.config.RolloutProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.config.SplitProperties;
 import dev.gatewaylb.config.StickyProperties;
@@ -29,6 +30,7 @@ import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -182,7 +184,37 @@ final class SettingsMapper {
 				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
 						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
 				: null;
-		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients());
+		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(),
+				rollout(key + ".rollout", split));
+	}
+
+	/**
+	 * Maps a split's rollout, its defaults filled in, or rejects it naming the key.
+	 */
+	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split) {
+		RolloutProperties rollout = split.rollout();
+		if (rollout == null) {
+			return null;
+		}
+		String target = rollout.target();
+		if (target == null || split.targets().keySet().stream().noneMatch(target::equalsIgnoreCase)) {
+			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
+					"expected: one of the split's targets " + split.targets().keySet());
+		}
+		List<Integer> steps = (rollout.steps() != null) ? rollout.steps() : List.of(5, 25, 50, 100);
+		Duration interval = (rollout.interval() != null) ? rollout.interval() : Duration.ofMinutes(5);
+		try {
+			return new Rollout.Plan(normalize(target), steps.stream().mapToInt(Integer::intValue).toArray(),
+					interval.toNanos(), (rollout.minRequests() != null) ? rollout.minRequests() : 100,
+					(rollout.maxErrorRateIncrease() != null) ? rollout.maxErrorRateIncrease() : 0.01,
+					(rollout.maxLatencyRatio() != null) ? rollout.maxLatencyRatio() : 1.5);
+		}
+		catch (IllegalArgumentException ex) {
+			// The plan's message starts with the key: name it in full.
+			String message = String.valueOf(ex.getMessage());
+			String name = message.substring(0, Math.max(0, message.indexOf(':')));
+			throw new InvalidConfigurationPropertyValueException(key + "." + name, rollout, message);
+		}
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {

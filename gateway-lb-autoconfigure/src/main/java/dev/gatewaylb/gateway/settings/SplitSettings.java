@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 import dev.gatewaylb.config.Cidr;
+import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -22,7 +23,7 @@ import org.springframework.http.ResponseCookie;
  * nobody's
  */
 public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
-		List<Cidr> overrideTrustedClients) {
+		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
 
 	public SplitSettings {
 		Objects.requireNonNull(split, "split");

@@ -46,7 +46,7 @@ class SplitRoutingTests {
 	@Test
 	void removesTheOverrideHeaderAndLeavesAnExchangeWithoutItAlone() {
 		SplitSettings split = new SplitSettings(Split.of("shop", List.of(new Split.Target("a", 1))), null,
-				"X-Gateway-Target", List.of());
+				"X-Gateway-Target", List.of(), null);
 		ServerWebExchange carrying = MockServerWebExchange
 			.from(MockServerHttpRequest.get("/").header("X-Gateway-Target", "a").header("X-Other", "kept"));
 		ServerWebExchange stripped = SplitRouting.withoutOverride(carrying, split);

@@ -1,0 +1,79 @@
+package dev.gatewaylb.gateway.settings;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.split.Rollout;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * A split's {@code rollout} block, mapped with its defaults or rejected naming the key.
+ */
+class RolloutSettingsTests {
+
+	private static final String SPLIT = "gateway.lb.splits.shop.";
+
+	@Test
+	void fillsInTheDefaultsOfTheKeysNotSet() {
+		SplitSettings split = map(Map.of(SPLIT + "rollout.target", "Shop-Canary"));
+		assertThat(split.rollout()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
+				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5));
+	}
+
+	@Test
+	void takesEveryKeySet() {
+		SplitSettings split = map(Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.steps", "10,100",
+				SPLIT + "rollout.interval", "5s", SPLIT + "rollout.min-requests", "20",
+				SPLIT + "rollout.max-error-rate-increase", "0.05", SPLIT + "rollout.max-latency-ratio", "2"));
+		assertThat(split.rollout()).isEqualTo(
+				new Rollout.Plan("shop-canary", new int[] { 10, 100 }, Duration.ofSeconds(5).toNanos(), 20, 0.05, 2.0));
+	}
+
+	@Test
+	void aSplitWithoutARolloutHasNone() {
+		assertThat(map(Map.of()).rollout()).isNull();
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					rollout.target         | shop-beta | gateway.lb.splits.shop.rollout.target         | expected: one of the split's targets
+					rollout.steps          | 25,5      | gateway.lb.splits.shop.rollout.steps          | steps: [25, 5] (expected: increasing percents)
+					rollout.steps          | 50,150    | gateway.lb.splits.shop.rollout.steps          | steps: [50, 150] (expected: percents from 0 to 100)
+					rollout.interval       | 500ms     | gateway.lb.splits.shop.rollout.interval       | interval: 500ms (expected: at least 1s)
+					rollout.min-requests   | -1        | gateway.lb.splits.shop.rollout.min-requests   | min-requests: -1 (expected: >= 0)
+					rollout.max-latency-ratio | 0.5    | gateway.lb.splits.shop.rollout.max-latency-ratio | max-latency-ratio: 0.5 (expected: >= 1)
+					""")
+	void rejectsAnInvalidRolloutNamingTheProperty(String key, String value, String property, String reason) {
+		Map<String, String> values = new HashMap<>();
+		values.put(SPLIT + "rollout.target", "shop-canary");
+		values.put(SPLIT + key, value);
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class).isThrownBy(() -> map(values))
+			.satisfies((ex) -> {
+				assertThat(ex.getName()).isEqualTo(property);
+				assertThat(ex.getReason()).startsWith(reason);
+			});
+	}
+
+	private static SplitSettings map(Map<String, String> rollout) {
+		Map<String, String> values = new HashMap<>(rollout);
+		values.put(SPLIT + "targets.shop-stable", "100");
+		values.put(SPLIT + "targets.shop-canary", "0");
+		GatewayLbProperties properties = new Binder(new MapConfigurationPropertySource(values))
+			.bindOrCreate("gateway.lb", Bindable.of(GatewayLbProperties.class));
+		return SettingsMapper.map(properties).split("shop");
+	}
+
+}
