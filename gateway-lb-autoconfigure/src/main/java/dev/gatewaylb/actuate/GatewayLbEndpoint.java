@@ -13,12 +13,14 @@ import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -54,16 +56,21 @@ public class GatewayLbEndpoint {
 
 	private final SplitCounters splitCounters;
 
+	private final SplitRollouts rollouts;
+
 	/**
 	 * Creates the endpoint.
 	 * @param runtimes every service's runtime
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
+	 * @param rollouts the splits' rollouts
 	 */
-	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters) {
+	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters,
+			SplitRollouts rollouts) {
 		this.runtimes = runtimes;
 		this.settings = settings;
 		this.splitCounters = splitCounters;
+		this.rollouts = rollouts;
 	}
 
 	/**
@@ -111,15 +118,39 @@ public class GatewayLbEndpoint {
 	}
 
 	/**
-	 * Starts or stops draining an endpoint: it takes no new requests, those in flight
-	 * finish, and it stays drained across refreshes while discovery keeps it.
-	 * @param name the service id
-	 * @param endpoint the endpoint's {@code host:port}
+	 * Acts on a service or a split. On a service, with {@code endpoint} and
+	 * {@code drain}: starts or stops draining the endpoint (it takes no new requests,
+	 * those in flight finish, and it stays drained across refreshes while discovery keeps
+	 * it). On a split, with {@code rollout}: {@code pause}, {@code resume},
+	 * {@code promote} or {@code roll-back} its rollout now.
+	 * @param name the service id or the split's name
+	 * @param endpoint the endpoint's {@code host:port}, to drain
 	 * @param drain whether to drain
-	 * @return the endpoint's state, or 404 when the service has no such endpoint
+	 * @param rollout the rollout action
+	 * @return the endpoint's state or the rollout's report; 404 when there is no such
+	 * endpoint or rollout, 400 when the request names neither action
 	 */
 	@WriteOperation
-	public WebEndpointResponse<DrainResult> drain(@Selector String name, String endpoint, boolean drain) {
+	public WebEndpointResponse<?> act(@Selector String name, @Nullable String endpoint, @Nullable Boolean drain,
+			@Nullable String rollout) {
+		if (rollout != null) {
+			SplitRollouts.Action action = SplitRollouts.Action.of(rollout);
+			if (action == null) {
+				return new WebEndpointResponse<>(
+						"rollout: " + rollout + " (expected: pause, resume, promote or roll-back)",
+						WebEndpointResponse.STATUS_BAD_REQUEST);
+			}
+			SplitRollouts.Track track = this.rollouts.act(name, action);
+			if (track == null) {
+				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+			}
+			return new WebEndpointResponse<>(rollout(track));
+		}
+		if (endpoint == null || drain == null) {
+			return new WebEndpointResponse<>(
+					"expected: {\"endpoint\": \"host:port\", \"drain\": true|false} or {\"rollout\": \"pause|resume|promote|roll-back\"}",
+					WebEndpointResponse.STATUS_BAD_REQUEST);
+		}
 		if (!this.runtimes.drain(name, endpoint, drain)) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
@@ -178,15 +209,40 @@ public class GatewayLbEndpoint {
 
 	private SplitReport split(SplitSettings settings, boolean authenticated) {
 		Split split = settings.split();
+		SplitRollouts.Track track = (settings.rollout() != null) ? this.rollouts.track(split.name()) : null;
+		Split layout = settings.layout((track != null) ? track.layout() : 0);
 		Map<String, Long> counts = this.splitCounters.counts(split.name());
-		List<TargetReport> targets = split.targets()
-			.stream()
-			.map((target) -> new TargetReport(target.service(), target.weight(),
-					counts.getOrDefault(target.service(), 0L)))
-			.toList();
+		List<TargetReport> targets = new ArrayList<>();
+		for (int i = 0; i < split.targets().size(); i++) {
+			Split.Target target = split.targets().get(i);
+			targets.add(new TargetReport(target.service(), target.weight(), Math.round(layout.share(i) * 1000) / 10.0,
+					counts.getOrDefault(target.service(), 0L)));
+		}
 		String header = settings.overrideHeader();
 		return new SplitReport(targets, (settings.sticky() != null) ? settings.sticky().name() : null, header != null,
-				authenticated ? header : null, settings.overrideTrustedClients().size());
+				authenticated ? header : null, settings.overrideTrustedClients().size(),
+				(track != null) ? rollout(track) : null);
+	}
+
+	private RolloutReport rollout(SplitRollouts.Track track) {
+		Rollout.Plan plan = track.plan();
+		Rollout.Status status = track.status();
+		Long judgeIn = (status.state() == Rollout.State.PROGRESSING)
+				? Math.max(0, (status.judgeAtNanos() - this.runtimes.nanoTime()) / 1_000_000) : null;
+		SplitRollouts.Windows current = track.current();
+		List<VerdictReport> verdicts = track.verdicts()
+			.stream()
+			.map((verdict) -> new VerdictReport(verdict.atMillis(), verdict.step(), verdict.percent(),
+					verdict.verdict(), verdict.reason(), window(verdict.canary()), window(verdict.others())))
+			.toList();
+		return new RolloutReport(plan.target(), status.state().label(), plan.steps(), status.step(), status.percent(),
+				plan.intervalNanos() / 1_000_000, judgeIn, status.reason(), window(current.canary()),
+				window(current.others()), verdicts);
+	}
+
+	private static @Nullable WindowReport window(Rollout.@Nullable Window window) {
+		return (window != null) ? new WindowReport(window.requests(), window.errors(), window.p99Nanos() / 1_000_000.0)
+				: null;
 	}
 
 	private static String name(Enum<?> value) {
@@ -298,7 +354,55 @@ public class GatewayLbEndpoint {
 	 * @param overrideTrustedNetworks how many networks are trusted to override
 	 */
 	public record SplitReport(List<TargetReport> targets, @Nullable String stickyCookie, boolean override,
-			@Nullable String overrideHeader, int overrideTrustedNetworks) {
+			@Nullable String overrideHeader, int overrideTrustedNetworks, @Nullable RolloutReport rollout) {
+	}
+
+	/**
+	 * A split's rollout.
+	 *
+	 * @param target the target whose share ramps
+	 * @param state {@code progressing}, {@code paused}, {@code promoted} or
+	 * {@code rolled-back}
+	 * @param steps the target's percent at each step
+	 * @param step the index of the step in force (the one it was on, when rolled back)
+	 * @param percent the target's share of the split's traffic now
+	 * @param intervalMillis time on each step before it is judged
+	 * @param judgeInMillis time until the step is judged, when progressing; else
+	 * {@code null}
+	 * @param reason why it was rolled back, or {@code null}
+	 * @param canary what the target did on this step so far
+	 * @param others what the other targets did on this step so far
+	 * @param verdicts the latest decisions, oldest first
+	 */
+	public record RolloutReport(String target, String state, int[] steps, int step, int percent, long intervalMillis,
+			@Nullable Long judgeInMillis, @Nullable String reason, @Nullable WindowReport canary,
+			@Nullable WindowReport others, List<VerdictReport> verdicts) {
+	}
+
+	/**
+	 * What one side of a rollout's comparison did over an interval.
+	 *
+	 * @param requests attempts answered or failed
+	 * @param errors of them, failures as passive health counts them
+	 * @param p99Millis their 99th percentile latency to the end of the response
+	 */
+	public record WindowReport(long requests, long errors, double p99Millis) {
+	}
+
+	/**
+	 * One decision about a rollout.
+	 *
+	 * @param atMillis when, in milliseconds since the epoch
+	 * @param step the index of the step it was on
+	 * @param percent the target's share then
+	 * @param verdict {@code started}, {@code hold}, {@code next}, {@code promoted},
+	 * {@code rolled-back}, {@code paused} or {@code resumed}
+	 * @param reason why, or {@code null}
+	 * @param canary what the target did over the judged interval, or {@code null}
+	 * @param others what the other targets did, or {@code null}
+	 */
+	public record VerdictReport(long atMillis, int step, int percent, String verdict, @Nullable String reason,
+			@Nullable WindowReport canary, @Nullable WindowReport others) {
 	}
 
 	/**
@@ -306,9 +410,11 @@ public class GatewayLbEndpoint {
 	 *
 	 * @param service the target service id
 	 * @param weight its weight
+	 * @param percent its share of the split's traffic now, in percent (a rollout changes
+	 * it)
 	 * @param picks requests the split sent to it since it was configured
 	 */
-	public record TargetReport(String service, int weight, long picks) {
+	public record TargetReport(String service, int weight, double percent, long picks) {
 	}
 
 	/**

@@ -17,10 +17,12 @@ import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
+import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -62,6 +64,10 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 
 	static final String RETRIES = "gateway.lb.retries";
 
+	static final String ROLLOUT_PERCENT = "gateway.lb.rollout.percent";
+
+	static final String ROLLOUT_TRANSITIONS = "gateway.lb.rollout.transitions";
+
 	/**
 	 * Reactor Netty's own connection pool meters, same names and tags.
 	 */
@@ -70,6 +76,8 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 	private final MeterRegistry meterRegistry;
 
 	private final SplitCounters splitCounters;
+
+	private final SplitRollouts rollouts;
 
 	private final Map<String, Map<String, List<Meter>>> endpointMeters = new HashMap<>();
 
@@ -92,11 +100,13 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 	 * @param upstreams builds the per-service connection pools
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
+	 * @param rollouts the splits' rollouts
 	 */
 	public GatewayLbMetrics(MeterRegistry meterRegistry, ServiceRuntimes runtimes, Upstreams upstreams,
-			LiveSettings settings, SplitCounters splitCounters) {
+			LiveSettings settings, SplitCounters splitCounters, SplitRollouts rollouts) {
 		this.meterRegistry = meterRegistry;
 		this.splitCounters = splitCounters;
+		this.rollouts = rollouts;
 		upstreams.addListener(new PoolMeters());
 		FunctionCounter.builder(REFRESHES, settings, LiveSettings::appliedRefreshes)
 			.tag("outcome", "applied")
@@ -248,6 +258,9 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 					.description("Requests a split sent to a target service")
 					.register(this.meterRegistry));
 			}
+			if (split.rollout() != null) {
+				registerRollout(choice.name(), configured);
+			}
 		}
 		this.splitMeters.entrySet().removeIf((entry) -> {
 			if (configured.contains(entry.getKey())) {
@@ -256,6 +269,31 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 			this.meterRegistry.remove(entry.getValue());
 			return true;
 		});
+	}
+
+	/**
+	 * Registers a rollout's meters once; the key of each joins {@code configured}. They
+	 * read the rollout registry by split name, so a rollout restarted by a refresh keeps
+	 * its meters and its counts.
+	 */
+	private void registerRollout(String split, Set<String> configured) {
+		String percent = split + '\u0000' + ROLLOUT_PERCENT;
+		configured.add(percent);
+		this.splitMeters.computeIfAbsent(percent,
+				(k) -> Gauge.builder(ROLLOUT_PERCENT, this.rollouts, (rollouts) -> rollouts.percent(split))
+					.tag("split", split)
+					.description("A rollout's target's share of its split's traffic, in percent")
+					.register(this.meterRegistry));
+		for (Rollout.State state : Rollout.State.values()) {
+			String key = split + '\u0000' + ROLLOUT_TRANSITIONS + '\u0000' + state.label();
+			configured.add(key);
+			this.splitMeters.computeIfAbsent(key,
+					(k) -> FunctionCounter
+						.builder(ROLLOUT_TRANSITIONS, this.rollouts, (rollouts) -> rollouts.transitions(split, state))
+						.tags("split", split, "to", state.label())
+						.description("Times a rollout entered a state; each new step counts as progressing")
+						.register(this.meterRegistry));
+		}
 	}
 
 }

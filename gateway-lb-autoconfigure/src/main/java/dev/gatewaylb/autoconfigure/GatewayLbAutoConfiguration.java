@@ -16,6 +16,7 @@ import dev.gatewaylb.gateway.runtime.RouteServices;
 import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
@@ -170,6 +171,12 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
+		@ConditionalOnMissingBean
+		SplitRollouts gatewayLbSplitRollouts(LiveSettings settings) {
+			return new SplitRollouts(settings, System::nanoTime, System::currentTimeMillis);
+		}
+
+		@Bean
 		@ConditionalOnClass(EnvironmentChangeEvent.class)
 		InstanceCacheEviction gatewayLbInstanceCacheEviction(BeanFactory beanFactory, ServiceRuntimes runtimes) {
 			// Spring Cloud declares its cache manager with autowireCandidate = false, so
@@ -191,11 +198,12 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
-				SplitCounters splitCounters, ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
+				SplitCounters splitCounters, SplitRollouts rollouts,
+				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
 			GatewayLoadBalancerProperties gateway = loadBalancerProperties.getIfAvailable();
 			return new AttemptFilter(settings, runtimes,
 					new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters,
-					gateway != null && gateway.isUse404());
+					rollouts, gateway != null && gateway.isUse404());
 		}
 
 		@Bean

@@ -3,6 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -26,8 +27,9 @@ public final class GatewayLbEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GatewayLbEndpoint gatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters counters) {
-		return new GatewayLbEndpoint(runtimes, settings, counters);
+	GatewayLbEndpoint gatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters counters,
+			SplitRollouts rollouts) {
+		return new GatewayLbEndpoint(runtimes, settings, counters, rollouts);
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.actuate.GatewayLbMetrics;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -25,8 +26,8 @@ public final class GatewayLbMetricsAutoConfiguration {
 
 	@Bean
 	GatewayLbMetrics gatewayLbMetrics(MeterRegistry meterRegistry, ServiceRuntimes runtimes, Upstreams upstreams,
-			LiveSettings settings, SplitCounters counters) {
-		return new GatewayLbMetrics(meterRegistry, runtimes, upstreams, settings, counters);
+			LiveSettings settings, SplitCounters counters, SplitRollouts rollouts) {
+		return new GatewayLbMetrics(meterRegistry, runtimes, upstreams, settings, counters, rollouts);
 	}
 
 }

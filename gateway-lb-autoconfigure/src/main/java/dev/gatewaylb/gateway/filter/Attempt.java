@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
@@ -199,13 +200,24 @@ final class Attempt extends InFlightGuard
 		if (!SETTLED.compareAndSet(this, null, kind)) {
 			return false;
 		}
+		// A rollout judges its target by what passive health charges: the same failures,
+		// and nothing for a client that left or an attempt the gateway gave up.
+		RolloutWindow rollout = this.lease.rolloutWindow();
 		switch (kind.charge()) {
-			case SUCCESS -> this.lease.runtimes().succeeded(this.runtime, endpoint());
+			case SUCCESS -> {
+				this.lease.runtimes().succeeded(this.runtime, endpoint());
+				if (rollout != null) {
+					rollout.succeeded(this.lease.runtimes().nanoTime() - startNanos());
+				}
+			}
 			case FAILURE -> {
 				if (this.runtime.recordsLatency()) {
 					recordFailure(FAILURE_LATENCY_NANOS, this.lease.runtimes().nanoTime());
 				}
 				this.lease.runtimes().failed(this.runtime, endpoint());
+				if (rollout != null) {
+					rollout.failed();
+				}
 			}
 			case NOBODY -> {
 				// not the endpoint's doing

@@ -9,6 +9,7 @@ import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.HashKey;
 import dev.gatewaylb.gateway.settings.LiveSettings;
@@ -80,15 +81,16 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	 * @param runtimes every service's runtime
 	 * @param affinity mints affinity cookie values
 	 * @param splitCounters counts each split's requests per target
+	 * @param rollouts the splits' rollouts
 	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
 	 * 503, as Spring Cloud Gateway's own
 	 * {@code spring.cloud.gateway.server.webflux.loadbalancer.use404} says
 	 */
 	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
-			SplitCounters splitCounters, boolean use404) {
+			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404) {
 		this.settings = settings;
 		this.runtimes = runtimes;
-		this.splits = new SplitRouting(affinity, splitCounters);
+		this.splits = new SplitRouting(affinity, splitCounters, rollouts);
 		this.use404 = use404;
 	}
 

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.SignalType;
@@ -98,6 +99,12 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	private @Nullable CharSequence hashKey;
 
 	private boolean hashKeyResolved;
+
+	/**
+	 * Where the exchange's attempts record their outcomes for a rollout's judgement, set
+	 * once by the split before the first attempt.
+	 */
+	private @Nullable RolloutWindow rolloutWindow;
 
 	/**
 	 * The address of the first attempt, and of later ones (retries, rare) in a list made
@@ -194,6 +201,14 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 	void hashKey(@Nullable CharSequence key) {
 		this.hashKey = key;
 		this.hashKeyResolved = true;
+	}
+
+	@Nullable RolloutWindow rolloutWindow() {
+		return this.rolloutWindow;
+	}
+
+	void rolloutWindow(@Nullable RolloutWindow window) {
+		this.rolloutWindow = window;
 	}
 
 	/**

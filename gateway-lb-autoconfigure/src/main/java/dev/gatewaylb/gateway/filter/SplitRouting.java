@@ -6,6 +6,7 @@ import java.util.List;
 
 import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.split.AffinityCookie;
 import dev.gatewaylb.split.Cookies;
@@ -40,9 +41,12 @@ final class SplitRouting {
 
 	private final SplitCounters counters;
 
-	SplitRouting(AffinityCookie affinity, SplitCounters counters) {
+	private final SplitRollouts rollouts;
+
+	SplitRouting(AffinityCookie affinity, SplitCounters counters, SplitRollouts rollouts) {
 		this.affinity = affinity;
 		this.counters = counters;
+		this.rollouts = rollouts;
 	}
 
 	/**
@@ -59,14 +63,25 @@ final class SplitRouting {
 		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), lease, trustedProxies)
 				: null;
 		Split choice = split.split();
+		SplitRollouts.Track rollout = null;
+		if (split.rollout() != null) {
+			// A rollout not started yet is on its first step: layout 0.
+			rollout = this.rollouts.track(choice.name());
+			choice = split.layout((rollout != null) ? rollout.layout() : 0);
+		}
 		int target = overridden(request, split, lease, trustedProxies);
-		if (target < 0) {
+		boolean chosen = target < 0;
+		if (chosen) {
 			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
 		}
 		String service = choice.targets().get(target).service();
 		this.counters.increment(choice.name(), service);
 		if (affinityValue != null) {
 			lease.hashKey(affinityValue);
+		}
+		if (rollout != null && chosen) {
+			// An overridden request is a tester's, not the split's traffic: not judged.
+			lease.rolloutWindow(rollout.window(target == split.rolloutTarget()));
 		}
 		return service;
 	}

@@ -184,8 +184,17 @@ final class SettingsMapper {
 				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
 						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
 				: null;
-		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(),
-				rollout(key + ".rollout", split));
+		Rollout.Plan rollout = rollout(key + ".rollout", split);
+		try {
+			return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(), rollout);
+		}
+		catch (IllegalArgumentException ex) {
+			// The target is one of the split's (checked above): the others have no
+			// weight.
+			throw new InvalidConfigurationPropertyValueException(key + ".rollout.target",
+					(rollout != null) ? rollout.target() : null,
+					"expected: a target whose split has other targets with weights above 0, to share the rest");
+		}
 	}
 
 	/**

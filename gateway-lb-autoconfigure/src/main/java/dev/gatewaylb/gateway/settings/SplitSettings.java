@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.settings;
 
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -21,13 +22,73 @@ import org.springframework.http.ResponseCookie;
  * @param overrideHeader the header testers use to force a target, or {@code null}
  * @param overrideTrustedClients the networks whose override is honoured, empty for
  * nobody's
+ * @param rollout the progressive rollout of one target, or {@code null}
+ * @param rolloutLayouts the split's layout at each of the rollout's steps, then with the
+ * target at 0% (rolled back); empty without a rollout. Derived from the split and the
+ * rollout, so that a step changes the request path's layout by an index, not by a build
  */
 public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
-		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
+		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout, List<Split> rolloutLayouts) {
 
 	public SplitSettings {
 		Objects.requireNonNull(split, "split");
 		overrideTrustedClients = List.copyOf(overrideTrustedClients);
+		rolloutLayouts = List.copyOf(rolloutLayouts);
+	}
+
+	/**
+	 * Creates the settings, the rollout's layouts derived.
+	 * @param split the compiled weighted choice
+	 * @param sticky the affinity cookie, or {@code null}
+	 * @param overrideHeader the override header, or {@code null}
+	 * @param overrideTrustedClients the networks whose override is honoured
+	 * @param rollout the rollout, or {@code null}
+	 * @throws IllegalArgumentException when the rollout's target is not a target of the
+	 * split, or the other targets' weights sum to 0
+	 */
+	public SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
+			List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
+		this(split, sticky, overrideHeader, overrideTrustedClients, rollout, layouts(split, rollout));
+	}
+
+	/**
+	 * Returns the layout the request path uses at a rollout's position.
+	 * @param index a step's index, or the number of steps for rolled back; clamped, so
+	 * that a request racing a refresh that restarted the rollout with fewer steps gets a
+	 * layout of the new rollout
+	 * @return the layout; the split itself when there is no rollout
+	 */
+	public Split layout(int index) {
+		List<Split> layouts = this.rolloutLayouts;
+		if (layouts.isEmpty()) {
+			return this.split;
+		}
+		return layouts.get(Math.min(Math.max(index, 0), layouts.size() - 1));
+	}
+
+	/**
+	 * Returns the index of the rollout's target among the split's targets.
+	 * @return the index, or -1 without a rollout
+	 */
+	public int rolloutTarget() {
+		return (this.rollout != null) ? this.split.indexOf(this.rollout.target()) : -1;
+	}
+
+	private static List<Split> layouts(Split split, Rollout.@Nullable Plan rollout) {
+		if (rollout == null) {
+			return List.of();
+		}
+		int target = split.indexOf(rollout.target());
+		if (target < 0) {
+			throw new IllegalArgumentException(
+					"target: " + rollout.target() + " (expected: one of the split's targets)");
+		}
+		List<Split> layouts = new ArrayList<>();
+		for (int percent : rollout.steps()) {
+			layouts.add(split.withShare(target, percent));
+		}
+		layouts.add(split.withShare(target, 0));
+		return layouts;
 	}
 
 	/**

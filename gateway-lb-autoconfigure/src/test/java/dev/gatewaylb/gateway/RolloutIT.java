@@ -1,0 +1,275 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.split.AffinityCookie;
+import dev.gatewaylb.split.Rollout;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Progressive rollouts judged on real traffic: a healthy canary ramps to promotion, a
+ * failing one is rolled back at its first judgement, a step without enough canary
+ * requests holds, operators pause, resume, promote and roll back, and sticky clients move
+ * only when a step moves their key.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class RolloutIT extends GatewayIntegrationTest {
+
+	static final List<TestBackend> rampStable = List.of(TestBackend.start("ramp-stable-1"),
+			TestBackend.start("ramp-stable-2"));
+
+	static final List<TestBackend> rampCanary = List.of(TestBackend.start("ramp-canary"));
+
+	static final List<TestBackend> failStable = List.of(TestBackend.start("fail-stable"));
+
+	static final HealthBackend failCanary = HealthBackend.start("fail-canary");
+
+	static final List<TestBackend> holdStable = List.of(TestBackend.start("hold-stable"));
+
+	static final List<TestBackend> holdCanary = List.of(TestBackend.start("hold-canary"));
+
+	static final List<TestBackend> stickyStable = List.of(TestBackend.start("sticky-stable-1"),
+			TestBackend.start("sticky-stable-2"));
+
+	static final List<TestBackend> stickyCanary = List.of(TestBackend.start("sticky-canary"));
+
+	static {
+		failCanary.status(500);
+	}
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("ramp")
+			.instances("ramp-stable", rampStable)
+			.instances("ramp-canary", rampCanary)
+			.set("gateway.lb.splits.ramp.targets.ramp-stable", 100)
+			.set("gateway.lb.splits.ramp.targets.ramp-canary", 0)
+			.route("fail")
+			.instances("fail-stable", failStable)
+			.uris("fail-canary", List.of(failCanary.uri()))
+			.set("gateway.lb.splits.fail.targets.fail-stable", 100)
+			.set("gateway.lb.splits.fail.targets.fail-canary", 0)
+			.route("hold")
+			.instances("hold-stable", holdStable)
+			.instances("hold-canary", holdCanary)
+			.set("gateway.lb.splits.hold.targets.hold-stable", 100)
+			.set("gateway.lb.splits.hold.targets.hold-canary", 0)
+			.set("gateway.lb.splits.hold.rollout.target", "hold-canary")
+			.set("gateway.lb.splits.hold.rollout.steps", "10,100")
+			.set("gateway.lb.splits.hold.rollout.interval", "1s")
+			.set("gateway.lb.splits.hold.rollout.min-requests", 1_000_000)
+			.route("sticky")
+			.instances("sticky-stable", stickyStable)
+			.instances("sticky-canary", stickyCanary)
+			.set("gateway.lb.splits.sticky.targets.sticky-stable", 100)
+			.set("gateway.lb.splits.sticky.targets.sticky-canary", 0)
+			.set("gateway.lb.splits.sticky.sticky.cookie", "GWLB_AFFINITY")
+			.set("gateway.lb.splits.sticky.rollout.target", "sticky-canary")
+			.set("gateway.lb.splits.sticky.rollout.steps", "30,60")
+			.set("gateway.lb.splits.sticky.rollout.interval", "1h")
+			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
+	}
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	@Autowired
+	SplitRollouts rollouts;
+
+	@AfterEach
+	void restoreSettings() {
+		if (this.context.getEnvironment().getPropertySources().remove("refreshed") != null) {
+			this.context.publishEvent(new EnvironmentChangeEvent(this.context, Set.of("gateway.lb.splits")));
+		}
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(rampStable, rampCanary, failStable, holdStable, holdCanary, stickyStable, stickyCanary)
+			.forEach((backends) -> backends.forEach(TestBackend::close));
+		failCanary.close();
+	}
+
+	@Test
+	void aHealthyCanaryRampsStepByStepToPromotion() {
+		try (ClientLoad load = new ClientLoad(this.client, "/ramp/", 4)) {
+			assertThat(load.window(200).share("ramp-canary")).isZero();
+			refresh(Map.of("gateway.lb.splits.ramp.rollout.target", "ramp-canary",
+					"gateway.lb.splits.ramp.rollout.steps", "20,50,100", "gateway.lb.splits.ramp.rollout.interval",
+					"3s", "gateway.lb.splits.ramp.rollout.min-requests", 20));
+			// Windows of answers taken while one step was in force from start to end.
+			Map<Integer, List<Double>> sharesByStep = new TreeMap<>();
+			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+				Rollout.Status before = status("ramp");
+				ClientLoad.Window window = load.window(100);
+				Rollout.Status after = status("ramp");
+				if (before != null && before.equals(after) && after.state() == Rollout.State.PROGRESSING) {
+					sharesByStep.computeIfAbsent(after.step(), (step) -> new ArrayList<>())
+						.add(window.share("ramp-canary"));
+				}
+				return after != null && after.state() == Rollout.State.PROMOTED;
+			});
+			assertThat(sharesByStep).as("windows per step").containsKeys(0, 1);
+			assertThat(mean(sharesByStep.get(0))).as("step 20%").isBetween(0.12, 0.28);
+			assertThat(mean(sharesByStep.get(1))).as("step 50%").isBetween(0.40, 0.60);
+			assertThat(load.window(200).share("ramp-canary")).as("promoted at 100%").isEqualTo(1.0);
+			assertThat(load.failures()).isZero();
+		}
+		String report = this.client.getNow("/actuator/gatewaylb/ramp").body();
+		assertThat(report).contains("\"state\":\"promoted\"", "\"percent\":100", "\"verdict\":\"next\"",
+				"\"verdict\":\"promoted\"");
+		assertThat(metric("gateway_lb_rollout_percent{split=\"ramp\"}")).isEqualTo(100);
+		assertThat(metric("gateway_lb_rollout_transitions_total{split=\"ramp\",to=\"promoted\"}")).isEqualTo(1);
+		assertThat(metric("gateway_lb_rollout_transitions_total{split=\"ramp\",to=\"progressing\"}")).isEqualTo(3);
+	}
+
+	@Test
+	void aFailingCanaryIsRolledBackAtItsFirstJudgement() {
+		try (ClientLoad load = new ClientLoad(this.client, "/fail/", 4)) {
+			load.await(100);
+			refresh(Map.of("gateway.lb.splits.fail.rollout.target", "fail-canary",
+					"gateway.lb.splits.fail.rollout.steps", "10,50,100", "gateway.lb.splits.fail.rollout.interval",
+					"2s", "gateway.lb.splits.fail.rollout.min-requests", 10));
+			List<Double> shares = new ArrayList<>();
+			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+				shares.add(load.window(100).share("fail-canary"));
+				Rollout.Status status = status("fail");
+				return status != null && status.state() == Rollout.State.ROLLED_BACK;
+			});
+			// 100 answers at 10%: 3 standard deviations above is 19%.
+			assertThat(shares).as("the canary's share before the verdict").allSatisfy((share) -> {
+				assertThat(share).isLessThan(0.19);
+			});
+			assertThat(status("fail").step()).isZero();
+			assertThat(load.window(300).share("fail-canary")).as("after the rollback").isZero();
+		}
+		String report = this.client.getNow("/actuator/gatewaylb/fail").body();
+		assertThat(report).contains("\"state\":\"rolled-back\"", "\"percent\":0",
+				"\"reason\":\"error rate 1.0000 against 0.0000 of the other targets (max-error-rate-increase 0.01)\"");
+		assertThat(metric("gateway_lb_rollout_percent{split=\"fail\"}")).isZero();
+		assertThat(metric("gateway_lb_rollout_transitions_total{split=\"fail\",to=\"rolled-back\"}")).isEqualTo(1);
+	}
+
+	@Test
+	void aStepWithoutEnoughCanaryRequestsHoldsAndOperatorsPauseResumePromoteAndRollBack() {
+		// min-requests is out of reach: every judgement holds the first step.
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> verdicts("hold").stream().filter("hold"::equals).count() >= 2);
+		assertThat(status("hold").state()).isEqualTo(Rollout.State.PROGRESSING);
+		assertThat(status("hold").step()).isZero();
+		assertThat(act("hold", "pause").status()).isEqualTo(200);
+		assertThat(status("hold").state()).isEqualTo(Rollout.State.PAUSED);
+		// Two intervals and more go by without a judgement: the pause stays the last
+		// word.
+		Awaitility.await()
+			.during(Duration.ofMillis(2_500))
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> last(verdicts("hold")).equals("paused") && status("hold").state() == Rollout.State.PAUSED);
+		assertThat(act("hold", "resume").body()).contains("\"state\":\"progressing\"");
+		GatewayClient.Answer promoted = act("hold", "promote");
+		assertThat(promoted.body()).contains("\"state\":\"promoted\"", "\"percent\":100");
+		assertThat(answers("/hold/", 50)).containsOnlyKeys("hold-canary");
+		GatewayClient.Answer rolledBack = act("hold", "roll-back");
+		assertThat(rolledBack.body()).contains("\"state\":\"rolled-back\"", "\"percent\":0",
+				"\"reason\":\"rolled back by an operator\"");
+		assertThat(answers("/hold/", 50)).containsOnlyKeys("hold-stable");
+		assertThat(verdicts("hold")).contains("paused", "resumed", "promoted", "rolled-back");
+		assertThat(act("hold", "sideways").status()).isEqualTo(400);
+		assertThat(act("no-such-split", "pause").status()).isEqualTo(404);
+		assertThat(act("ramp", "pause").status()).as("a split without a rollout").isEqualTo(404);
+	}
+
+	@Test
+	void stickyClientsMoveOnlyWhenAStepMovesTheirKeyAndAllReturnOnRollback() {
+		AffinityCookie cookies = new AffinityCookie(System::currentTimeMillis, 42);
+		List<String> clients = new ArrayList<>();
+		for (int i = 0; i < 300; i++) {
+			clients.add(cookies.mint());
+		}
+		Map<String, String> atFirstStep = targets(clients);
+		long canaryAtFirstStep = atFirstStep.values().stream().filter("canary"::equals).count();
+		assertThat(canaryAtFirstStep).as("30% of 300").isBetween(65L, 115L);
+		assertThat(act("sticky", "promote").body()).contains("\"percent\":60");
+		Map<String, String> atLastStep = targets(clients);
+		int moved = 0;
+		for (String client : clients) {
+			if (!atFirstStep.get(client).equals(atLastStep.get(client))) {
+				assertThat(atFirstStep.get(client)).as("only stable keys move to the canary").isEqualTo("stable");
+				moved++;
+			}
+		}
+		// From 30% to 60%: 30% of the keys move, and no other.
+		assertThat(moved).isBetween(65, 115);
+		assertThat(act("sticky", "roll-back").status()).isEqualTo(200);
+		assertThat(targets(clients).values()).as("every client back on stable").containsOnly("stable");
+	}
+
+	private Map<String, String> targets(List<String> clients) {
+		Map<String, String> targets = new HashMap<>();
+		for (String client : clients) {
+			GatewayClient.Answer answer = this.client.getNow("/sticky/", Map.of("Cookie", "GWLB_AFFINITY=" + client));
+			assertThat(answer.status()).isEqualTo(200);
+			assertThat(answer.setCookies()).isEmpty();
+			targets.put(client, answer.backend().startsWith("sticky-canary") ? "canary" : "stable");
+		}
+		return targets;
+	}
+
+	private Map<String, Integer> answers(String path, int count) {
+		Map<String, Integer> backends = new HashMap<>();
+		for (int i = 0; i < count; i++) {
+			backends.merge(this.client.getNow(path).backend(), 1, Integer::sum);
+		}
+		return backends;
+	}
+
+	private GatewayClient.Answer act(String split, String action) {
+		return this.client.send("POST", "/actuator/gatewaylb/" + split, "{\"rollout\":\"" + action + "\"}");
+	}
+
+	private Rollout.Status status(String split) {
+		SplitRollouts.Track track = this.rollouts.track(split);
+		return (track != null) ? track.status() : null;
+	}
+
+	private List<String> verdicts(String split) {
+		return this.rollouts.track(split).verdicts().stream().map(SplitRollouts.Verdict::verdict).toList();
+	}
+
+	private void refresh(Map<String, Object> properties) {
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("refreshed", properties));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
+	}
+
+	private static String last(List<String> values) {
+		return values.get(values.size() - 1);
+	}
+
+	private static double mean(List<Double> values) {
+		return values.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+	}
+
+}
