@@ -14,12 +14,15 @@ import org.jspecify.annotations.Nullable;
  * transition can be tested as a function.
  * <p>
  * A step's interval is judged once it has passed: with fewer than {@code min-requests}
- * canary requests the step stays and is judged again an interval later; a canary whose
- * error rate exceeds the others' by more than {@code max-error-rate-increase}, or whose
- * p99 is more than {@code max-latency-ratio} times theirs, is rolled back at once (share
- * 0) with the reason; otherwise the rollout moves to the next step, and after the last
- * one it is promoted. A paused rollout keeps its step and is not judged; resuming starts
- * a fresh interval.
+ * canary requests the step stays and is judged again an interval later (its counts go on
+ * accumulating); the other targets are the baseline when they have at least
+ * {@code min-requests} requests too (else the canary's error rate is held against 0 and
+ * its latency is not judged: a step at 100% leaves them none); a canary whose error rate
+ * exceeds the others' by more than {@code max-error-rate-increase}, or whose p99 is more
+ * than {@code max-latency-ratio} times theirs, is rolled back at once (share 0) with the
+ * reason; otherwise the rollout moves to the next step, and after the last one it is
+ * promoted. A paused rollout keeps its step and is not judged; resuming starts a fresh
+ * interval.
  */
 public final class Rollout {
 
@@ -206,14 +209,21 @@ public final class Rollout {
 			return new Status(State.PROGRESSING, status.step(), status.percent(), nowNanos + plan.intervalNanos(),
 					null);
 		}
-		double increase = canary.errorRate() - others.errorRate();
+		// The other targets are a baseline only with as many requests as the canary
+		// needs:
+		// at a step of 100% they get none but the stragglers of the step before, and a
+		// handful of answers says nothing of their error rate or p99. Without a baseline
+		// the canary's error rate is held against 0 and its latency is not judged.
+		boolean baseline = others.requests() >= Math.max(1, plan.minRequests());
+		double othersErrorRate = baseline ? others.errorRate() : 0;
+		double increase = canary.errorRate() - othersErrorRate;
 		if (increase > plan.maxErrorRateIncrease()) {
 			return rolledBack(status,
 					String.format(Locale.ROOT,
 							"error rate %.4f against %.4f of the other targets (max-error-rate-increase %s)",
-							canary.errorRate(), others.errorRate(), plan.maxErrorRateIncrease()));
+							canary.errorRate(), othersErrorRate, plan.maxErrorRateIncrease()));
 		}
-		if (others.p99Nanos() > 0 && canary.p99Nanos() > plan.maxLatencyRatio() * others.p99Nanos()) {
+		if (baseline && others.p99Nanos() > 0 && canary.p99Nanos() > plan.maxLatencyRatio() * others.p99Nanos()) {
 			return rolledBack(status,
 					String.format(Locale.ROOT,
 							"p99 %.1f ms against %.1f ms of the other targets (max-latency-ratio %s)",

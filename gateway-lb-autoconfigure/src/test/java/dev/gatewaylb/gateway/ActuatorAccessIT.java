@@ -15,9 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The {@code gatewaylb} endpoint exposed on the gateway's port with its default access:
- * anyone may read it, nobody may drain through it, and a split's override header is not
- * named to an anonymous reader. (With {@code access: unrestricted}, OperationsIT and
- * MembershipIT drain.)
+ * anyone may read it, nobody may drain or act on a rollout through it, and a split's
+ * override header is not named to an anonymous reader. (With
+ * {@code access: unrestricted}, OperationsIT and MembershipIT drain.)
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class ActuatorAccessIT extends GatewayIntegrationTest {
@@ -33,6 +33,10 @@ class ActuatorAccessIT extends GatewayIntegrationTest {
 			.set("gateway.lb.splits.shop.targets.guarded", 1)
 			.set("gateway.lb.splits.shop.override-header", "X-Secret-Target")
 			.set("gateway.lb.splits.shop.override-trusted-clients[0]", "10.0.0.0/8")
+			.set("gateway.lb.splits.ramp.targets.guarded", 100)
+			.set("gateway.lb.splits.ramp.targets.ramp-canary", 0)
+			.set("gateway.lb.splits.ramp.rollout.target", "ramp-canary")
+			.set("gateway.lb.splits.ramp.rollout.interval", "1h")
 			.set("management.endpoints.web.exposure.include", "gatewaylb");
 	}
 
@@ -54,6 +58,17 @@ class ActuatorAccessIT extends GatewayIntegrationTest {
 		assertThat(counts).containsEntry("a", 10).containsEntry("b", 10);
 		assertThat(this.client.getNow("/actuator/gatewaylb/guarded").body()).contains("\"state\":\"healthy\"")
 			.doesNotContain("draining");
+	}
+
+	@Test
+	void refusesRolloutActionsByDefaultAndTheRolloutGoesOn() {
+		for (String action : new String[] { "pause", "promote", "roll-back" }) {
+			GatewayClient.Answer refused = this.client.send("POST", "/actuator/gatewaylb/ramp",
+					"{\"rollout\":\"" + action + "\"}");
+			assertThat(refused.status()).as(action + ": " + refused.body()).isEqualTo(405);
+		}
+		assertThat(this.client.getNow("/actuator/gatewaylb/ramp").body()).contains("\"state\":\"progressing\"",
+				"\"percent\":5");
 	}
 
 	@Test

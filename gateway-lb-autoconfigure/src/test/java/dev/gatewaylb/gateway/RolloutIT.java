@@ -44,6 +44,10 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static final HealthBackend failCanary = HealthBackend.start("fail-canary");
 
+	static final List<TestBackend> slowStable = List.of(TestBackend.start("slow-stable"));
+
+	static final List<TestBackend> slowCanary = List.of(TestBackend.start("slow-canary"));
+
 	static final List<TestBackend> holdStable = List.of(TestBackend.start("hold-stable"));
 
 	static final List<TestBackend> holdCanary = List.of(TestBackend.start("hold-canary"));
@@ -55,6 +59,7 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static {
 		failCanary.status(500);
+		slowCanary.get(0).delay(Duration.ofMillis(150));
 	}
 
 	@DynamicPropertySource
@@ -70,6 +75,11 @@ class RolloutIT extends GatewayIntegrationTest {
 			.uris("fail-canary", List.of(failCanary.uri()))
 			.set("gateway.lb.splits.fail.targets.fail-stable", 100)
 			.set("gateway.lb.splits.fail.targets.fail-canary", 0)
+			.route("slow")
+			.instances("slow-stable", slowStable)
+			.instances("slow-canary", slowCanary)
+			.set("gateway.lb.splits.slow.targets.slow-stable", 100)
+			.set("gateway.lb.splits.slow.targets.slow-canary", 0)
 			.route("hold")
 			.instances("hold-stable", holdStable)
 			.instances("hold-canary", holdCanary)
@@ -107,7 +117,8 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@AfterAll
 	static void stopBackends() {
-		List.of(rampStable, rampCanary, failStable, holdStable, holdCanary, stickyStable, stickyCanary)
+		List.of(rampStable, rampCanary, failStable, slowStable, slowCanary, holdStable, holdCanary, stickyStable,
+				stickyCanary)
 			.forEach((backends) -> backends.forEach(TestBackend::close));
 		failCanary.close();
 	}
@@ -118,7 +129,10 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat(load.window(200).share("ramp-canary")).isZero();
 			refresh(Map.of("gateway.lb.splits.ramp.rollout.target", "ramp-canary",
 					"gateway.lb.splits.ramp.rollout.steps", "20,50,100", "gateway.lb.splits.ramp.rollout.interval",
-					"3s", "gateway.lb.splits.ramp.rollout.min-requests", 20));
+					"3s", "gateway.lb.splits.ramp.rollout.min-requests", 20,
+					// Loopback answers take a few milliseconds: a GC pause on a busy
+					// build machine must not pass for a slow canary.
+					"gateway.lb.splits.ramp.rollout.max-latency-ratio", 5));
 			// Windows of answers taken while one step was in force from start to end.
 			Map<Integer, List<Double>> sharesByStep = new TreeMap<>();
 			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
@@ -163,6 +177,7 @@ class RolloutIT extends GatewayIntegrationTest {
 				assertThat(share).isLessThan(0.19);
 			});
 			assertThat(status("fail").step()).isZero();
+			Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("fail-canary") == 0);
 			assertThat(load.window(300).share("fail-canary")).as("after the rollback").isZero();
 		}
 		String report = this.client.getNow("/actuator/gatewaylb/fail").body();
@@ -170,6 +185,29 @@ class RolloutIT extends GatewayIntegrationTest {
 				"\"reason\":\"error rate 1.0000 against 0.0000 of the other targets (max-error-rate-increase 0.01)\"");
 		assertThat(metric("gateway_lb_rollout_percent{split=\"fail\"}")).isZero();
 		assertThat(metric("gateway_lb_rollout_transitions_total{split=\"fail\",to=\"rolled-back\"}")).isEqualTo(1);
+	}
+
+	@Test
+	void aSlowCanaryIsRolledBackOnItsLatency() {
+		try (ClientLoad load = new ClientLoad(this.client, "/slow/", 4)) {
+			load.await(100);
+			refresh(Map.of("gateway.lb.splits.slow.rollout.target", "slow-canary",
+					"gateway.lb.splits.slow.rollout.steps", "20,100", "gateway.lb.splits.slow.rollout.interval", "2s",
+					"gateway.lb.splits.slow.rollout.min-requests", 10,
+					"gateway.lb.splits.slow.rollout.max-latency-ratio", 3));
+			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+				Rollout.Status status = status("slow");
+				return status != null && status.state() == Rollout.State.ROLLED_BACK;
+			});
+			assertThat(status("slow").reason()).startsWith("p99 ").endsWith("(max-latency-ratio 3.0)");
+			// Requests routed before the verdict may still be on their way back.
+			Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("slow-canary") == 0);
+			assertThat(load.window(100).share("slow-canary")).isZero();
+			assertThat(load.failures()).isZero();
+		}
+		SplitRollouts.Verdict verdict = last(this.rollouts.track("slow").verdicts());
+		assertThat(verdict.canary().p99Nanos()).as("the canary's p99").isGreaterThan(150_000_000L);
+		assertThat(verdict.others().p99Nanos()).as("the stable p99").isLessThan(50_000_000L);
 	}
 
 	@Test
@@ -264,7 +302,7 @@ class RolloutIT extends GatewayIntegrationTest {
 		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
 	}
 
-	private static String last(List<String> values) {
+	private static <T> T last(List<T> values) {
 		return values.get(values.size() - 1);
 	}
 

@@ -84,6 +84,20 @@ class RolloutTests {
 	}
 
 	@Test
+	void otherTargetsWithFewerThanMinRequestsAreNoBaseline() {
+		// Stragglers of the step before a 100% step: 5 answers, fast, one failed.
+		Window stragglers = new Window(5, 1, 2 * MS);
+		Status slowButHealthy = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, 40 * MS), stragglers,
+				300 * S);
+		assertThat(slowButHealthy.state()).as("latency not judged").isEqualTo(State.PROGRESSING);
+		assertThat(slowButHealthy.step()).isEqualTo(1);
+		Status failing = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 20, 40 * MS), stragglers,
+				300 * S);
+		assertThat(failing.state()).as("errors held against 0").isEqualTo(State.ROLLED_BACK);
+		assertThat(failing.reason()).startsWith("error rate 0.0200 against 0.0000 ");
+	}
+
+	@Test
 	void aRolledBackRolloutStaysRolledBack() {
 		Status rolledBack = Rollout.rollBack(Rollout.start(PLAN, 0), "by an operator");
 		assertThat(rolledBack).isEqualTo(new Status(State.ROLLED_BACK, 0, 0, 0, "by an operator"));

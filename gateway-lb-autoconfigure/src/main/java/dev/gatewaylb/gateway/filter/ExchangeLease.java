@@ -379,7 +379,8 @@ public final class ExchangeLease implements Runnable, Consumer<SignalType> {
 		Duration full = runtime.settings().upstream().responseTimeout();
 		boolean retries = runtime.settings().retry().attempts() > 0;
 		boolean hedges = runtime.hedging() != null;
-		boolean latency = runtime.recordsLatency() || hedges;
+		// A rollout's judgement reads the attempt's latency too.
+		boolean latency = runtime.recordsLatency() || hedges || this.rolloutWindow != null;
 		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtimes.nanoTime() : 0;
 		if (latency) {
 			attempt.start(now);

@@ -1,0 +1,130 @@
+package dev.gatewaylb.actuate;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.reactive.handler.AbstractHandlerMapping;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebHandler;
+
+/**
+ * The live dashboard: a browser opening {@code /actuator/gatewaylb} gets a page that
+ * polls the same address for JSON and draws it; every other client gets the JSON as
+ * before.
+ * <p>
+ * A browser is told from a script by its {@code Accept} header naming {@code text/html}
+ * explicitly: curl's {@code *}{@code /*} and a JSON client's {@code application/json} do
+ * not, so they fall through to the actuator's own mapping. This mapping runs just before
+ * the actuator's, so it sees every request of its context; what it does for one that is
+ * not the dashboard's is one string comparison of the parsed path. The page is one file
+ * shipped in the jar and read once: nothing is loaded from the internet, and its
+ * Content-Security-Policy allows nothing but itself and the endpoint's JSON.
+ */
+public final class GatewayLbDashboard extends AbstractHandlerMapping {
+
+	/**
+	 * Just before the actuator's endpoint mapping (-100).
+	 */
+	static final int ORDER = -101;
+
+	static final String PAGE = "META-INF/gateway-lb/dashboard.html";
+
+	private static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'unsafe-inline'; "
+			+ "style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; "
+			+ "form-action 'none'; frame-ancestors 'self'";
+
+	private final Supplier<@Nullable String> path;
+
+	private final byte[] page;
+
+	private final WebHandler handler = this::send;
+
+	/**
+	 * Creates the mapping.
+	 * @param path the endpoint's path within the application (base path and path mapping
+	 * applied), or {@code null} while it is not exposed
+	 */
+	public GatewayLbDashboard(Supplier<@Nullable String> path) {
+		this.path = path;
+		this.page = read();
+		setOrder(ORDER);
+	}
+
+	@Override
+	protected Mono<?> getHandlerInternal(ServerWebExchange exchange) {
+		ServerHttpRequest request = exchange.getRequest();
+		String path = this.path.get();
+		if (path == null || !path.equals(request.getPath().pathWithinApplication().value())) {
+			return Mono.empty();
+		}
+		HttpMethod method = request.getMethod();
+		if ((method != HttpMethod.GET && method != HttpMethod.HEAD) || !wantsHtml(request.getHeaders())) {
+			return Mono.empty();
+		}
+		return Mono.just(this.handler);
+	}
+
+	/**
+	 * Returns whether the request's {@code Accept} names {@code text/html} itself, with a
+	 * quality above 0. A malformed header is no HTML: the actuator answers it as it
+	 * would.
+	 */
+	static boolean wantsHtml(HttpHeaders headers) {
+		List<String> accept = headers.get(HttpHeaders.ACCEPT);
+		if (accept == null) {
+			return false;
+		}
+		try {
+			for (MediaType type : MediaType.parseMediaTypes(accept)) {
+				if ("text".equalsIgnoreCase(type.getType()) && "html".equalsIgnoreCase(type.getSubtype())
+						&& type.getQualityValue() > 0) {
+					return true;
+				}
+			}
+		}
+		catch (InvalidMediaTypeException ex) {
+			return false;
+		}
+		return false;
+	}
+
+	private Mono<Void> send(ServerWebExchange exchange) {
+		ServerHttpResponse response = exchange.getResponse();
+		HttpHeaders headers = response.getHeaders();
+		headers.setContentType(new MediaType(MediaType.TEXT_HTML, java.nio.charset.StandardCharsets.UTF_8));
+		headers.setContentLength(this.page.length);
+		headers.setCacheControl("no-cache");
+		headers.set("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+		headers.set("X-Content-Type-Options", "nosniff");
+		headers.add(HttpHeaders.VARY, HttpHeaders.ACCEPT);
+		if (exchange.getRequest().getMethod() == HttpMethod.HEAD) {
+			return response.setComplete();
+		}
+		DataBuffer body = response.bufferFactory().wrap(this.page);
+		return response.writeWith(Mono.just(body));
+	}
+
+	private static byte[] read() {
+		try (InputStream in = new ClassPathResource(PAGE, GatewayLbDashboard.class.getClassLoader()).getInputStream()) {
+			return in.readAllBytes();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("gateway-lb's dashboard page " + PAGE + " is missing from the jar", ex);
+		}
+	}
+
+}

@@ -1,0 +1,146 @@
+package dev.gatewaylb.gateway;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.netty.http.client.HttpClient;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The live dashboard in a real browser: headless Chromium opens
+ * {@code /actuator/gatewaylb} on a gateway under traffic, and the test reads the DOM the
+ * page's script rendered (a service, its endpoints, numbers that change between two
+ * renders, the share chart, a split's rollout), then keeps a screenshot in
+ * {@code target/dashboard.png} (the one docs/operations.md shows is a copy). JSON clients
+ * and curl still get JSON.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class DashboardBrowserIT extends GatewayIntegrationTest {
+
+	static final List<TestBackend> catalog = List.of(TestBackend.start("catalog-1"), TestBackend.start("catalog-2"),
+			TestBackend.start("catalog-3"));
+
+	static final List<TestBackend> stable = List.of(TestBackend.start("shop-stable"));
+
+	static final List<TestBackend> canary = List.of(TestBackend.start("shop-canary"));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("catalog")
+			.instances("catalog", catalog, 3, 2, 1)
+			.route("shop")
+			.instances("shop-stable", stable)
+			.instances("shop-canary", canary)
+			.set("gateway.lb.splits.shop.targets.shop-stable", 100)
+			.set("gateway.lb.splits.shop.targets.shop-canary", 0)
+			.set("gateway.lb.splits.shop.sticky.cookie", "GWLB_AFFINITY")
+			.set("gateway.lb.splits.shop.rollout.target", "shop-canary")
+			.set("gateway.lb.splits.shop.rollout.steps", "10,50,100")
+			.set("gateway.lb.splits.shop.rollout.interval", "1h")
+			.set("management.endpoints.web.exposure.include", "gatewaylb")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
+	}
+
+	@LocalServerPort
+	int port;
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(catalog, stable, canary).forEach((backends) -> backends.forEach(TestBackend::close));
+	}
+
+	@Test
+	void aBrowserSeesTheLiveDashboardRenderedFromTheEndpoint() throws Exception {
+		String drained = "127.0.0.1:" + catalog.get(2).port();
+		assertThat(this.client
+			.send("POST", "/actuator/gatewaylb/catalog", "{\"endpoint\":\"" + drained + "\",\"drain\":true}")
+			.status()).isEqualTo(200);
+		try (ClientLoad catalogLoad = new ClientLoad(this.client, "/catalog/", 2);
+				ClientLoad shopLoad = new ClientLoad(this.client, "/shop/", 2);
+				HeadlessChromium browser = HeadlessChromium.launch()) {
+			catalogLoad.await(50);
+			browser.navigate("http://127.0.0.1:" + this.port + "/actuator/gatewaylb");
+			browser.await(
+					"document.querySelectorAll('section.service[data-service=\"catalog\"] tr.endpoint').length == 3",
+					Duration.ofSeconds(20));
+			String catalogRows = "section.service[data-service=\"catalog\"] tr.endpoint";
+			assertThat(text(browser, "section.service[data-service=\"catalog\"] .algorithm")).isEqualTo("round-robin");
+			assertThat(browser
+				.evaluate("[...document.querySelectorAll('" + catalogRows.replace("'", "\\'")
+						+ "')].map((row) => row.dataset.endpoint + ' ' + row.dataset.state).join(',')")
+				.asString())
+				.isEqualTo("127.0.0.1:" + catalog.get(0).port() + " healthy,127.0.0.1:" + catalog.get(1).port()
+						+ " healthy," + drained + " draining");
+			// Two renders under traffic: the picks of the first endpoint grow.
+			int renders = browser.evaluate("Number(document.body.dataset.renders)").asInt();
+			long picks = Long.parseLong(text(browser, catalogRows + " td.picks"));
+			browser.await("Number(document.body.dataset.renders) >= " + (renders + 2), Duration.ofSeconds(20));
+			assertThat(Long.parseLong(text(browser, catalogRows + " td.picks"))).isGreaterThan(picks);
+			assertThat(text(browser, catalogRows + " td.picks-per-second")).matches("[0-9.]+");
+			browser.await("document.querySelectorAll('svg.share-chart[data-service=\"catalog\"] polyline.share-line')"
+					+ ".length == 3", Duration.ofSeconds(10));
+			assertThat(text(browser, "section.split[data-split=\"shop\"] .rollout-state")).isEqualTo("progressing");
+			assertThat(text(browser, "section.split[data-split=\"shop\"] .rollout-percent")).isEqualTo("10 %");
+			assertThat(browser.evaluate("document.getElementById('last-error').hidden").asBoolean()).isTrue();
+			Path screenshot = Path.of("target", "dashboard.png");
+			browser.screenshot(screenshot);
+			assertThat(Files.size(screenshot)).isGreaterThan(10_000);
+			assertThat(catalogLoad.failures() + shopLoad.failures()).isZero();
+		}
+		finally {
+			this.client.send("POST", "/actuator/gatewaylb/catalog",
+					"{\"endpoint\":\"" + drained + "\",\"drain\":false}");
+		}
+	}
+
+	@Test
+	void curlAndJsonClientsStillGetJson() {
+		for (String accept : new String[] { "*/*", "application/json", "text/plain;q=0.5, */*;q=0.1" }) {
+			Answer answer = get(accept);
+			assertThat(answer.contentType()).as(accept).startsWith("application/");
+			assertThat(answer.body()).as(accept).startsWith("{").contains("\"services\"");
+		}
+		Answer page = get("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8");
+		assertThat(page.contentType()).isEqualTo("text/html;charset=UTF-8");
+		assertThat(page.body()).startsWith("<!DOCTYPE html>")
+			.as("nothing loaded from elsewhere")
+			.doesNotContain("src=", "href=\"http", "@import", "url(");
+		assertThat(get("text/html;q=0, application/json").body()).as("refused HTML").startsWith("{");
+		assertThat(get("text/html;;=;").contentType()).as("a malformed Accept").doesNotStartWith("text/html");
+	}
+
+	private Answer get(String accept) {
+		return HttpClient.create()
+			.headers((headers) -> headers.set("Accept", accept))
+			.get()
+			.uri("http://127.0.0.1:" + this.port + "/actuator/gatewaylb")
+			.responseSingle((response, body) -> body.asString()
+				.defaultIfEmpty("")
+				.map((text) -> new Answer(response.status().code(),
+						String.valueOf(response.responseHeaders().get("Content-Type")), text)))
+			.block(Duration.ofSeconds(10));
+	}
+
+	private static String text(HeadlessChromium browser, String selector) throws Exception {
+		JsonNode text = browser
+			.evaluate("(document.querySelector('" + selector.replace("'", "\\'") + "') || {}).textContent ?? null");
+		assertThat(text.isNull()).as(selector).isFalse();
+		return text.asString().trim();
+	}
+
+	record Answer(int status, String contentType, String body) {
+	}
+
+}
