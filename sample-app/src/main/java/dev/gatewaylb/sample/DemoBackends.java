@@ -28,7 +28,8 @@ import org.springframework.context.SmartLifecycle;
  * backend the gateway picked. The query parameter {@code delay} (milliseconds, up to ten
  * seconds) makes an answer slow; a missing or unreadable value means no delay. With
  * {@code slow=<name>} only that backend is slow and the others answer at once: one slow
- * endpoint, which a hedged backup goes around.
+ * endpoint, which a hedged backup goes around. With {@code fail=<name>} that backend
+ * answers 500 instead: a broken release, which a rollout rolls back.
  */
 final class DemoBackends implements SmartLifecycle {
 
@@ -90,7 +91,8 @@ final class DemoBackends implements SmartLifecycle {
 	}
 
 	private static Mono<Void> answer(String name, HttpServerRequest request, HttpServerResponse response) {
-		return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
+		return response.status(fails(name, request.uri()) ? 500 : 200)
+			.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
 			.header("X-Backend", name)
 			.sendString(Mono.just(name + "\n").delayElement(delay(name, request.uri())))
 			.then();
@@ -114,6 +116,24 @@ final class DemoBackends implements SmartLifecycle {
 			// a bad %-escape: as if there were no "slow"
 		}
 		return delay(uri);
+	}
+
+	/**
+	 * Returns whether the query parameter {@code fail} names backend {@code name}: the
+	 * demo switch that breaks one backend for a rollout to catch.
+	 * @param name the backend's name
+	 * @param uri the request URI, path and query
+	 * @return whether to answer 500
+	 */
+	static boolean fails(String name, String uri) {
+		try {
+			List<String> fail = new QueryStringDecoder(uri).parameters().get("fail");
+			return fail != null && fail.contains(name);
+		}
+		catch (IllegalArgumentException ex) {
+			// a bad %-escape: as if there were no "fail"
+			return false;
+		}
 	}
 
 	/**

@@ -45,4 +45,16 @@ class DemoBackendsTests {
 		assertThat(DemoBackends.delay(backend, uri)).isEqualTo(Duration.ofMillis(millis));
 	}
 
+	@ParameterizedTest(name = "{0} at {1} -> fails {2}")
+	@CsvSource(delimiter = '|', textBlock = """
+			/                          | gamma | false
+			/?fail=gamma               | gamma | true
+			/?fail=gamma               | alpha | false
+			/?fail=beta&fail=gamma     | beta  | true
+			/?fail=%zz                 | gamma | false
+			""")
+	void failsOnlyTheBackendThatFailNames(String uri, String backend, boolean fails) {
+		assertThat(DemoBackends.fails(backend, uri)).isEqualTo(fails);
+	}
+
 }

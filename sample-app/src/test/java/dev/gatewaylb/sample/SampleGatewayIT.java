@@ -138,6 +138,33 @@ class SampleGatewayIT {
 		assertThat(hedgeReport()).containsPattern("\"sent\":[2-9],\"won\":[2-9],");
 	}
 
+	@Test
+	void releaseRolloutIsRolledBackWhenTheNewReleaseFails() {
+		// The demo switch: gamma, the new release, answers 500 to these requests. The
+		// first judgement (10 s after start-up, 20 requests of the new release at least)
+		// rolls it back; until then the clients that reach it get its 500.
+		await().atMost(Duration.ofSeconds(40)).until(() -> {
+			IntStream.range(0, 20)
+				.forEach((i) -> this.client.get().uri("/release/?fail=gamma").exchange().returnResult(String.class));
+			return report("/actuator/gatewaylb/release").contains("\"state\":\"rolled-back\"");
+		});
+		assertThat(report("/actuator/gatewaylb/release"))
+			.contains("\"reason\":\"error rate 1.0000 against 0.0000 of the other targets");
+		List<String> backends = IntStream.range(0, 30).mapToObj((i) -> backend("/release/?fail=gamma")).toList();
+		assertThat(backends).doesNotContain("gamma");
+	}
+
+	private String report(String uri) {
+		return this.client.get()
+			.uri(uri)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+	}
+
 	private String hedgeReport() {
 		return this.client.get()
 			.uri("/actuator/gatewaylb/hedged")
