@@ -71,19 +71,30 @@ final class HeadlessChromium implements AutoCloseable {
 		call("Page.enable", Map.of());
 	}
 
+	/**
+	 * Whether {@link #launch()} finds a binary: the {@code CHROMIUM} environment variable
+	 * (a path), else {@code /usr/bin/chromium}, else Chromium or Chrome on the PATH.
+	 */
 	static boolean available() {
-		return binary().isPresent();
+		return binary().map(Path::of).filter(Files::isExecutable).isPresent();
 	}
 
 	static HeadlessChromium launch() throws Exception {
 		String binary = binary().orElseThrow(() -> new IllegalStateException(
 				"No Chromium found: install the chromium package or point the CHROMIUM variable at a binary"));
 		Path userDataDir = Files.createTempDirectory("headless-chromium");
-		Process process = new ProcessBuilder(binary, "--headless=new", "--no-sandbox", "--disable-gpu",
+		ProcessBuilder builder = new ProcessBuilder(binary, "--headless=new", "--no-sandbox", "--disable-gpu",
 				"--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--remote-debugging-port=0",
 				"--user-data-dir=" + userDataDir, "--window-size=1280,900", "about:blank")
-			.redirectErrorStream(true)
-			.start();
+			.redirectErrorStream(true);
+		Process process;
+		try {
+			process = builder.start();
+		}
+		catch (IOException ex) {
+			FileSystemUtils.deleteRecursively(userDataDir);
+			throw new IllegalStateException("Could not start " + binary, ex);
+		}
 		try {
 			return new HeadlessChromium(process, userDataDir, page(URI.create(listening(process))));
 		}
@@ -141,10 +152,14 @@ final class HeadlessChromium implements AutoCloseable {
 		try {
 			return endpoint.get(CALL_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 		}
-		catch (ExecutionException | TimeoutException ex) {
+		catch (TimeoutException ex) {
 			throw new IllegalStateException(
 					"Chromium did not report a DevTools endpoint within " + CALL_TIMEOUT + "; it printed:\n" + printed,
 					ex);
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException("Chromium exited with " + process.waitFor()
+					+ " before it reported a DevTools endpoint; it printed:\n" + printed, ex);
 		}
 	}
 
@@ -187,7 +202,9 @@ final class HeadlessChromium implements AutoCloseable {
 	}
 
 	/**
-	 * The expression's value, as JSON; a promise is awaited.
+	 * The expression's value, as JSON, after a promise settles; {@code undefined} is a
+	 * missing node. Returned by value, since a remote object reference is of no use to an
+	 * assertion.
 	 */
 	JsonNode evaluate(String expression) throws Exception {
 		JsonNode result = call("Runtime.evaluate",
@@ -201,8 +218,9 @@ final class HeadlessChromium implements AutoCloseable {
 	}
 
 	/**
-	 * Polls until the expression is truthy, and returns that value. A failing evaluation
-	 * counts as not yet, since the page may still be building what it refers to.
+	 * Polls, every 100 ms, until the expression is truthy, and returns that value: how a
+	 * test waits for a script to render. A failing evaluation counts as not yet, since
+	 * the page may still be building what it refers to.
 	 */
 	JsonNode await(String expression, Duration timeout) throws Exception {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -342,10 +360,8 @@ final class HeadlessChromium implements AutoCloseable {
 			Thread.currentThread().interrupt();
 			browser.destroyForcibly();
 		}
+		// Not waited for: killed, a helper stays a zombie until init reaps it.
 		helpers.forEach(ProcessHandle::destroyForcibly);
-		for (ProcessHandle helper : helpers) {
-			helper.onExit().completeOnTimeout(helper, 5, TimeUnit.SECONDS).join();
-		}
 		try {
 			FileSystemUtils.deleteRecursively(userDataDir);
 		}
