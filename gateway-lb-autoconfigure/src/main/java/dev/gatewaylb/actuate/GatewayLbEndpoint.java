@@ -34,7 +34,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * {@code /actuator/gatewaylb}: what every service's balancer and every split is doing,
- * and draining an endpoint.
+ * draining an endpoint, and acting on a split's rollout. A browser gets the same report
+ * drawn as a live dashboard ({@link GatewayLbDashboard}).
  * <p>
  * Durations are in milliseconds, with the unit in the field name. Every service
  * gateway-lb tracks appears from start-up: those routes name, those configured under
@@ -42,8 +43,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * endpoints appear as soon as discovery listed them.
  * <p>
  * Read-only unless {@code management.endpoint.gatewaylb.access} is {@code unrestricted}:
- * draining answers 503 to everyone, so it must be a deliberate choice. A split's override
- * header is named only to an authenticated reader: knowing it lets nobody move (only
+ * draining answers 503 to everyone and a rollout action moves users between versions, so
+ * either must be a deliberate choice. A split's override header is named only to an
+ * authenticated reader: knowing it lets nobody move (only
  * {@code override-trusted-clients} do), but it is one fewer thing for an anonymous reader
  * to probe.
  */

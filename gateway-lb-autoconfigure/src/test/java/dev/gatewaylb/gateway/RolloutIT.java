@@ -98,6 +98,10 @@ class RolloutIT extends GatewayIntegrationTest {
 			.set("gateway.lb.splits.sticky.rollout.target", "sticky-canary")
 			.set("gateway.lb.splits.sticky.rollout.steps", "30,60")
 			.set("gateway.lb.splits.sticky.rollout.interval", "1h")
+			.set("gateway.lb.splits.keep.targets.keep-stable", 100)
+			.set("gateway.lb.splits.keep.targets.keep-canary", 0)
+			.set("gateway.lb.splits.keep.rollout.target", "keep-canary")
+			.set("gateway.lb.splits.keep.rollout.interval", "1h")
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
@@ -238,6 +242,26 @@ class RolloutIT extends GatewayIntegrationTest {
 		assertThat(act("hold", "sideways").status()).isEqualTo(400);
 		assertThat(act("no-such-split", "pause").status()).isEqualTo(404);
 		assertThat(act("ramp", "pause").status()).as("a split without a rollout").isEqualTo(404);
+	}
+
+	@Test
+	void aRefreshKeepsTheStateUnlessItChangesTheRolloutBlock() {
+		assertThat(act("keep", "promote").body()).contains("\"state\":\"promoted\"");
+		refresh(Map.of("gateway.lb.splits.keep.targets.keep-stable", 90));
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> this.client.getNow("/actuator/gatewaylb/keep").body().contains("\"weight\":90"));
+		// An action runs on the rollout thread after the refresh's task: when it is back,
+		// the refresh was applied (a pause does nothing to a promoted rollout).
+		this.rollouts.act("keep", SplitRollouts.Action.PAUSE);
+		assertThat(status("keep").state()).as("other keys changed").isEqualTo(Rollout.State.PROMOTED);
+		refresh(Map.of("gateway.lb.splits.keep.targets.keep-stable", 90, "gateway.lb.splits.keep.rollout.steps",
+				"10,100"));
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> status("keep").state() == Rollout.State.PROGRESSING);
+		assertThat(status("keep").percent()).as("the block changed: its first step").isEqualTo(10);
+		assertThat(last(this.rollouts.track("keep").verdicts()).reason()).isEqualTo("the rollout block changed");
 	}
 
 	@Test

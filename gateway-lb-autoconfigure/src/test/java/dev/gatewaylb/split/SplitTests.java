@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
 
 class SplitTests {
 
@@ -50,6 +51,67 @@ class SplitTests {
 		}
 		double bound = 3 * Math.sqrt(KEYS * 0.05 * 0.95);
 		assertThat((double) moved).isBetween(KEYS * 0.05 - bound, KEYS * 0.05 + bound);
+	}
+
+	@Test
+	void aRolloutLayoutGivesTheTargetExactlyItsPercentAndTheOthersTheRestInProportion() {
+		Split split = Split.of("shop",
+				List.of(new Split.Target("stable", 2), new Split.Target("legacy", 1), new Split.Target("canary", 40)));
+		for (int percent : new int[] { 0, 5, 25, 50, 100 }) {
+			Split layout = split.withShare(2, percent);
+			assertThat(layout).isEqualTo(split);
+			assertThat(layout.share(2)).as("canary at %d%%", percent).isCloseTo(percent / 100.0, within(1e-12));
+			assertThat(layout.share(0)).isCloseTo((100 - percent) / 100.0 * 2 / 3, within(1e-12));
+			assertThat(layout.share(1)).isCloseTo((100 - percent) / 100.0 / 3, within(1e-12));
+		}
+		int[] counts = new int[3];
+		Split quarter = split.withShare(2, 25);
+		for (String id : requestIds()) {
+			counts[quarter.pick(id)]++;
+		}
+		for (int i = 0; i < 3; i++) {
+			double p = quarter.share(i);
+			double bound = 3 * Math.sqrt(KEYS * p * (1 - p));
+			assertThat((double) counts[i]).as("target %d", i).isBetween(KEYS * p - bound, KEYS * p + bound);
+		}
+	}
+
+	@Test
+	void raisingARolloutStepMovesKeysOnlyToTheTargetAndARollbackReturnsEachToItsOwn() {
+		Split split = Split.of("shop",
+				List.of(new Split.Target("stable", 2), new Split.Target("legacy", 1), new Split.Target("canary", 0)));
+		Split before = split.withShare(2, 5);
+		Split after = split.withShare(2, 25);
+		Split rolledBack = split.withShare(2, 0);
+		// Stable owns slots 0-199 of 300 and legacy 200-299 at every step.
+		int moved = 0;
+		for (String id : requestIds()) {
+			int was = before.pick(id);
+			int is = after.pick(id);
+			if (was != is) {
+				assertThat(is).as("moved only to the canary").isEqualTo(2);
+				moved++;
+			}
+			if (is == 2) {
+				assertThat(rolledBack.pick(id)).as("back to the target whose range holds its slot")
+					.isEqualTo((before.slot(dev.gatewaylb.balance.StableHash.hash(id)) < 200) ? 0 : 1);
+			}
+			else {
+				assertThat(rolledBack.pick(id)).as("untouched by the rollback").isEqualTo(is);
+			}
+		}
+		double p = 0.20;
+		double bound = 3 * Math.sqrt(KEYS * p * (1 - p));
+		assertThat((double) moved).isBetween(KEYS * p - bound, KEYS * p + bound);
+	}
+
+	@Test
+	void aRolloutNeedsOtherTargetsWithWeight() {
+		Split split = Split.of("shop", List.of(new Split.Target("stable", 0), new Split.Target("canary", 100)));
+		assertThatIllegalArgumentException().isThrownBy(() -> split.withShare(1, 50))
+			.withMessageContaining("have no weight");
+		assertThatIllegalArgumentException().isThrownBy(() -> split.withShare(0, 101));
+		assertThatIllegalArgumentException().isThrownBy(() -> split.withShare(2, 50));
 	}
 
 	@Test

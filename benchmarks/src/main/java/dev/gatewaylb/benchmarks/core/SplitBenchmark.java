@@ -21,7 +21,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What a sticky canary split costs a request: reading the affinity cookie out of a
  * realistic {@code Cookie} header (four cookies, ours third), checking it, and the
- * weighted pick of a 95/5 split; and minting a value for a client that has none.
+ * weighted pick of a 95/5 split (and of a rollout's layout); and minting a value for a
+ * client that has none.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -35,6 +36,15 @@ public class SplitBenchmark {
 
 	private final Split split = Split.of("shop",
 			List.of(new Split.Target("shop-stable", 95), new Split.Target("shop-canary", 5)));
+
+	/**
+	 * A rollout's layout at 25%: two other targets (2:1) each hand the tail of their
+	 * range to the canary, so the pick walks four segments instead of two targets.
+	 */
+	private final Split rollout = Split
+		.of("shop", List.of(new Split.Target("shop-stable", 2), new Split.Target("shop-legacy", 1),
+				new Split.Target("shop-canary", 0)))
+		.withShare(2, 25);
 
 	private final AffinityCookie affinity = new AffinityCookie(System::currentTimeMillis, 0x2a);
 
@@ -56,6 +66,11 @@ public class SplitBenchmark {
 	@Benchmark
 	public int splitPick() {
 		return this.split.pick(this.values[this.next++ & (Fixtures.KEYS - 1)]);
+	}
+
+	@Benchmark
+	public int rolloutPick() {
+		return this.rollout.pick(this.values[this.next++ & (Fixtures.KEYS - 1)]);
 	}
 
 	@Benchmark

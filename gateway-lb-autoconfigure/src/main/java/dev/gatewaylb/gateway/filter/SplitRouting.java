@@ -65,7 +65,9 @@ final class SplitRouting {
 		Split choice = split.split();
 		SplitRollouts.Track rollout = null;
 		if (split.rollout() != null) {
-			// A rollout not started yet is on its first step: layout 0.
+			// A rollout not started yet is on its first step: layout 0. The step's
+			// layout index is one volatile read; the layouts themselves are immutable
+			// and were built with the settings, so no lock and no build here.
 			rollout = this.rollouts.track(choice.name());
 			choice = split.layout((rollout != null) ? rollout.layout() : 0);
 		}
