@@ -30,9 +30,10 @@ import org.springframework.web.server.WebHandler;
  * explicitly: curl's {@code *}{@code /*} and a JSON client's {@code application/json} do
  * not, so they fall through to the actuator's own mapping. This mapping runs just before
  * the actuator's, so it sees every request of its context; what it does for one that is
- * not the dashboard's is one string comparison of the parsed path. The page is one file
- * shipped in the jar and read once: nothing is loaded from the internet, and its
- * Content-Security-Policy allows nothing but itself and the endpoint's JSON.
+ * not the dashboard's is one string comparison of the parsed path (the endpoint's own
+ * path is looked up once). The page is one file shipped in the jar and read once: nothing
+ * is loaded from the internet, and its Content-Security-Policy allows nothing but itself
+ * and the endpoint's JSON.
  */
 public final class GatewayLbDashboard extends AbstractHandlerMapping {
 
@@ -47,7 +48,17 @@ public final class GatewayLbDashboard extends AbstractHandlerMapping {
 			+ "style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; "
 			+ "form-action 'none'; frame-ancestors 'self'";
 
-	private final Supplier<@Nullable String> path;
+	private final Supplier<@Nullable String> pathLookup;
+
+	/**
+	 * The endpoint's path, looked up once, at the first request: exposure and path
+	 * mappings are fixed when the context starts, and the look-up (a bean and a string
+	 * built) is not something every proxied request should pay. A benign race: two first
+	 * requests may both look it up and store the same value.
+	 */
+	private volatile @Nullable String path;
+
+	private volatile boolean pathResolved;
 
 	private final byte[] page;
 
@@ -59,7 +70,7 @@ public final class GatewayLbDashboard extends AbstractHandlerMapping {
 	 * applied), or {@code null} while it is not exposed
 	 */
 	public GatewayLbDashboard(Supplier<@Nullable String> path) {
-		this.path = path;
+		this.pathLookup = path;
 		this.page = read();
 		setOrder(ORDER);
 	}
@@ -67,7 +78,7 @@ public final class GatewayLbDashboard extends AbstractHandlerMapping {
 	@Override
 	protected Mono<?> getHandlerInternal(ServerWebExchange exchange) {
 		ServerHttpRequest request = exchange.getRequest();
-		String path = this.path.get();
+		String path = path();
 		if (path == null || !path.equals(request.getPath().pathWithinApplication().value())) {
 			return Mono.empty();
 		}
@@ -76,6 +87,14 @@ public final class GatewayLbDashboard extends AbstractHandlerMapping {
 			return Mono.empty();
 		}
 		return Mono.just(this.handler);
+	}
+
+	private @Nullable String path() {
+		if (!this.pathResolved) {
+			this.path = this.pathLookup.get();
+			this.pathResolved = true;
+		}
+		return this.path;
 	}
 
 	/**

@@ -287,12 +287,11 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 		for (Rollout.State state : Rollout.State.values()) {
 			String key = split + '\u0000' + ROLLOUT_TRANSITIONS + '\u0000' + state.label();
 			configured.add(key);
-			this.splitMeters.computeIfAbsent(key,
-					(k) -> FunctionCounter
-						.builder(ROLLOUT_TRANSITIONS, this.rollouts, (rollouts) -> rollouts.transitions(split, state))
-						.tags("split", split, "to", state.label())
-						.description("Times a rollout entered a state; each new step counts as progressing")
-						.register(this.meterRegistry));
+			this.splitMeters.computeIfAbsent(key, (k) -> FunctionCounter
+				.builder(ROLLOUT_TRANSITIONS, this.rollouts, (rollouts) -> rollouts.transitions(split, state))
+				.tags("split", split, "to", state.label())
+				.description("Times a rollout entered a state; each start, new step and resume counts as progressing")
+				.register(this.meterRegistry));
 		}
 	}
 

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param target The split target whose share ramps. Required.
  * @param steps The target's percent of the split's traffic at each step, increasing, each
- * 0 to 100. Default: 5, 25, 50, 100.
+ * 1 to 100. Default: 5, 25, 50, 100.
  * @param interval Time on each step before it is judged, at least 1 s. Default: 5m.
  * @param minRequests Fewest canary requests an interval must have to be judged; with
  * fewer the step stays and is judged again an interval later. Default: 100.

@@ -72,7 +72,7 @@ public final class Rollout {
 	 *
 	 * @param target the split target whose share ramps
 	 * @param steps the target's percent of the split's traffic at each step, increasing,
-	 * each 0 to 100
+	 * each 1 to 100
 	 * @param intervalNanos the time on each step before it is judged
 	 * @param minRequests the fewest canary requests an interval must have to be judged
 	 * @param maxErrorRateIncrease the most the canary's error rate may exceed the others'
@@ -89,9 +89,12 @@ public final class Rollout {
 				throw new IllegalArgumentException("steps: [] (expected: at least one percent)");
 			}
 			for (int i = 0; i < steps.length; i++) {
-				if (steps[i] < 0 || steps[i] > 100) {
+				// A step of 0% would send the target nothing to judge it by: it would
+				// hold
+				// for ever.
+				if (steps[i] < 1 || steps[i] > 100) {
 					throw new IllegalArgumentException(
-							"steps: " + Arrays.toString(steps) + " (expected: percents from 0 to 100)");
+							"steps: " + Arrays.toString(steps) + " (expected: percents from 1 to 100)");
 				}
 				if (i > 0 && steps[i] <= steps[i - 1]) {
 					throw new IllegalArgumentException(

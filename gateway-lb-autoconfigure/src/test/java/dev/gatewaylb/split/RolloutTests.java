@@ -125,8 +125,8 @@ class RolloutTests {
 	@CsvSource(delimiter = '|', textBlock = """
 			steps 5,5          | steps: [5, 5] (expected: increasing percents)
 			steps 50,25        | steps: [50, 25] (expected: increasing percents)
-			steps 5,101        | steps: [5, 101] (expected: percents from 0 to 100)
-			steps -1           | steps: [-1] (expected: percents from 0 to 100)
+			steps 5,101        | steps: [5, 101] (expected: percents from 1 to 100)
+			steps 0            | steps: [0] (expected: percents from 1 to 100)
 			interval 999ms     | interval: 999ms (expected: at least 1s)
 			min-requests -1    | min-requests: -1 (expected: >= 0)
 			error increase 2   | max-error-rate-increase: 2.0 (expected: 0 to 1)

@@ -65,10 +65,15 @@ final class SplitRouting {
 		Split choice = split.split();
 		SplitRollouts.Track rollout = null;
 		if (split.rollout() != null) {
-			// A rollout not started yet is on its first step: layout 0. The step's
-			// layout index is one volatile read; the layouts themselves are immutable
-			// and were built with the settings, so no lock and no build here.
+			// The step's layout index is one volatile read; the layouts themselves are
+			// immutable and were built with the settings, so no lock and no build here.
+			// A refresh puts its settings in force before the rollout thread has started
+			// or kept their rollout: until it has, a rollout of another plan is not this
+			// one, and the request takes the first step, unjudged.
 			rollout = this.rollouts.track(choice.name());
+			if (rollout != null && !rollout.isOf(split.rollout())) {
+				rollout = null;
+			}
 			choice = split.layout((rollout != null) ? rollout.layout() : 0);
 		}
 		int target = overridden(request, split, lease, trustedProxies);

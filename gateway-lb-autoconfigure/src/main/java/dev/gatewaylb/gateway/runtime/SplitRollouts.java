@@ -299,7 +299,10 @@ public final class SplitRollouts implements SmartLifecycle {
 			Track track = this.tracks.get(name);
 			if (track != null && track.plan.equals(plan)) {
 				// The block is unchanged: the rollout keeps its state, whatever else
-				// changed.
+				// changed,
+				// and takes the new settings' plan, so that requests recognise it by
+				// identity.
+				track.plan = plan;
 				continue;
 			}
 			this.transitions.computeIfAbsent(name, (key) -> {
@@ -383,9 +386,12 @@ public final class SplitRollouts implements SmartLifecycle {
 	}
 
 	/**
-	 * Puts a new status in force: a new step, a pause, a resumption or an end. The
-	 * request path sees the layout first, then whether to record, so a request recording
-	 * into a fresh window was routed by the new layout.
+	 * Puts a new status in force: a new step, a pause, a resumption or an end, with fresh
+	 * counts. Requests routed by the previous step's layout and still on their way record
+	 * into the fresh counts, as do requests that read the layout index just before it
+	 * changed: a few answers at the start of an interval, which a judgement over the
+	 * whole interval does not feel. The reset of the two counters is not atomic either; a
+	 * racing attempt may be counted on one and not the other, equally rare.
 	 */
 	private void enter(Track track, Rollout.Status next) {
 		track.canary.reset();
@@ -425,7 +431,10 @@ public final class SplitRollouts implements SmartLifecycle {
 
 		private final String split;
 
-		private final Rollout.Plan plan;
+		/**
+		 * The plan, replaced by an equal one when a refresh keeps the rollout.
+		 */
+		private volatile Rollout.Plan plan;
 
 		private final RolloutWindow canary = new RolloutWindow();
 
@@ -447,6 +456,18 @@ public final class SplitRollouts implements SmartLifecycle {
 			this.status = status;
 			this.layout = status.step();
 			this.judging = status.state() == Rollout.State.PROGRESSING;
+		}
+
+		/**
+		 * Returns whether this is the rollout of the plan a split's settings carry: the
+		 * same instance once the rollout thread has applied the settings (one reference
+		 * comparison), an equal one in the moment before.
+		 * @param plan the settings' plan
+		 * @return whether the plan is this rollout's
+		 */
+		public boolean isOf(Rollout.Plan plan) {
+			Rollout.Plan own = this.plan;
+			return own == plan || own.equals(plan);
 		}
 
 		/**

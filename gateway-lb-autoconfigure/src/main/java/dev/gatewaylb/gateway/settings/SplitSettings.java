@@ -26,9 +26,12 @@ import org.springframework.http.ResponseCookie;
  * @param rolloutLayouts the split's layout at each of the rollout's steps, then with the
  * target at 0% (rolled back); empty without a rollout. Derived from the split and the
  * rollout, so that a step changes the request path's layout by an index, not by a build
+ * @param rolloutTarget the index of the rollout's target among the split's targets, -1
+ * without a rollout; derived, so that a request does not search for it
  */
 public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
-		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout, List<Split> rolloutLayouts) {
+		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout, List<Split> rolloutLayouts,
+		int rolloutTarget) {
 
 	public SplitSettings {
 		Objects.requireNonNull(split, "split");
@@ -48,7 +51,8 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 	 */
 	public SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
 			List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
-		this(split, sticky, overrideHeader, overrideTrustedClients, rollout, layouts(split, rollout));
+		this(split, sticky, overrideHeader, overrideTrustedClients, rollout, layouts(split, rollout),
+				(rollout != null) ? split.indexOf(rollout.target()) : -1);
 	}
 
 	/**
@@ -64,14 +68,6 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 			return this.split;
 		}
 		return layouts.get(Math.min(Math.max(index, 0), layouts.size() - 1));
-	}
-
-	/**
-	 * Returns the index of the rollout's target among the split's targets.
-	 * @return the index, or -1 without a rollout
-	 */
-	public int rolloutTarget() {
-		return (this.rollout != null) ? this.split.indexOf(this.rollout.target()) : -1;
 	}
 
 	private static List<Split> layouts(Split split, Rollout.@Nullable Plan rollout) {

@@ -51,7 +51,7 @@ class RolloutSettingsTests {
 			textBlock = """
 					rollout.target         | shop-beta | gateway.lb.splits.shop.rollout.target         | expected: one of the split's targets
 					rollout.steps          | 25,5      | gateway.lb.splits.shop.rollout.steps          | steps: [25, 5] (expected: increasing percents)
-					rollout.steps          | 50,150    | gateway.lb.splits.shop.rollout.steps          | steps: [50, 150] (expected: percents from 0 to 100)
+					rollout.steps          | 50,150    | gateway.lb.splits.shop.rollout.steps          | steps: [50, 150] (expected: percents from 1 to 100)
 					rollout.interval       | 500ms     | gateway.lb.splits.shop.rollout.interval       | interval: 500ms (expected: at least 1s)
 					rollout.min-requests   | -1        | gateway.lb.splits.shop.rollout.min-requests   | min-requests: -1 (expected: >= 0)
 					rollout.max-latency-ratio | 0.5    | gateway.lb.splits.shop.rollout.max-latency-ratio | max-latency-ratio: 0.5 (expected: >= 1)
