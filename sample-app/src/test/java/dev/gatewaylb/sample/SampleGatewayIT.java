@@ -166,14 +166,7 @@ class SampleGatewayIT {
 	}
 
 	private String hedgeReport() {
-		return this.client.get()
-			.uri("/actuator/gatewaylb/hedged")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		return report("/actuator/gatewaylb/hedged");
 	}
 
 	private String backend(String uri) {
