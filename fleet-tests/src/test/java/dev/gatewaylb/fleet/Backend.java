@@ -12,13 +12,16 @@ import reactor.netty.http.server.HttpServer;
 
 /**
  * A loopback backend that answers every request with its name, in the body and in
- * {@code X-Backend}, and counts the requests it answered.
+ * {@code X-Backend}, with status 200 unless told otherwise, and counts the requests it
+ * answered.
  */
 final class Backend implements AutoCloseable {
 
 	private final String name;
 
 	private final AtomicInteger requests = new AtomicInteger();
+
+	private final AtomicInteger status = new AtomicInteger(200);
 
 	private final DisposableServer server;
 
@@ -31,12 +34,20 @@ final class Backend implements AutoCloseable {
 			connection.onDispose(() -> this.connections.remove(connection.channel()));
 		}).handle((request, response) -> {
 			this.requests.incrementAndGet();
-			return response.header("X-Backend", name).sendString(Mono.just(name)).then();
+			return response.status(this.status.get()).header("X-Backend", name).sendString(Mono.just(name)).then();
 		}).bindNow();
 	}
 
 	static Backend start(String name) {
 		return new Backend(name);
+	}
+
+	/**
+	 * Answers every request with this status from now on: 500 for a broken release.
+	 */
+	Backend status(int status) {
+		this.status.set(status);
+		return this;
 	}
 
 	String name() {

@@ -63,6 +63,8 @@ class EurekaDiscoveryIT {
 		// Jersey is on this JVM's class path for the server only: the gateway's client
 		// talks to it with Spring's RestClient, as it does without the server around.
 		properties.put("eureka.client.jersey.enabled", false);
+		// The bus is on this module's class path for BusFleetIT: not used here.
+		properties.put("spring.cloud.bus.enabled", false);
 		properties.put("eureka.client.registry-fetch-interval-seconds", FETCH.toSeconds());
 		properties.put("spring.cloud.gateway.server.webflux.routes[0].id", "catalog");
 		properties.put("spring.cloud.gateway.server.webflux.routes[0].uri", "lb://catalog");

@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
@@ -60,6 +62,8 @@ public class GatewayLbEndpoint {
 
 	private final SplitRollouts rollouts;
 
+	private final Supplier<FleetDecisions> fleet;
+
 	/**
 	 * Creates the endpoint.
 	 * @param runtimes every service's runtime
@@ -69,10 +73,24 @@ public class GatewayLbEndpoint {
 	 */
 	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters,
 			SplitRollouts rollouts) {
+		this(runtimes, settings, splitCounters, rollouts, () -> FleetDecisions.NONE);
+	}
+
+	/**
+	 * Creates the endpoint of a replica in a fleet.
+	 * @param runtimes every service's runtime
+	 * @param settings the settings in force
+	 * @param splitCounters each split's requests per target
+	 * @param rollouts the splits' rollouts
+	 * @param fleet where drains are told to the other replicas
+	 */
+	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters,
+			SplitRollouts rollouts, Supplier<FleetDecisions> fleet) {
 		this.runtimes = runtimes;
 		this.settings = settings;
 		this.splitCounters = splitCounters;
 		this.rollouts = rollouts;
+		this.fleet = fleet;
 	}
 
 	/**
@@ -156,6 +174,7 @@ public class GatewayLbEndpoint {
 		if (!this.runtimes.drain(name, endpoint, drain)) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
+		this.fleet.get().drain(name, endpoint, drain);
 		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
 	}
 

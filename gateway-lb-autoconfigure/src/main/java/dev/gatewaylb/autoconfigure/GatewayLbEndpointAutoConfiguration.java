@@ -1,11 +1,13 @@
 package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
+import dev.gatewaylb.gateway.runtime.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -28,8 +30,9 @@ public final class GatewayLbEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	GatewayLbEndpoint gatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters counters,
-			SplitRollouts rollouts) {
-		return new GatewayLbEndpoint(runtimes, settings, counters, rollouts);
+			SplitRollouts rollouts, ObjectProvider<FleetDecisions> fleet) {
+		return new GatewayLbEndpoint(runtimes, settings, counters, rollouts,
+				() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
 	}
 
 }

@@ -130,6 +130,16 @@ public final class Rollout {
 			return this.steps.length - 1;
 		}
 
+		/**
+		 * Returns a text that is equal for equal plans on every replica and JVM: how
+		 * replicas tell that a decision about a rollout is about theirs.
+		 * @return the fingerprint
+		 */
+		public String fingerprint() {
+			return this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns " + this.minRequests
+					+ " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio;
+		}
+
 		@Override
 		public boolean equals(@Nullable Object other) {
 			return other instanceof Plan plan && this.target.equals(plan.target)

@@ -130,6 +130,8 @@ public final class SplitRollouts implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	private volatile FleetDecisions fleet = FleetDecisions.NONE;
+
 	/**
 	 * Creates the registry; nothing runs until {@link #start()}.
 	 * @param settings the settings in force
@@ -211,6 +213,38 @@ public final class SplitRollouts implements SmartLifecycle {
 		catch (ExecutionException | TimeoutException ex) {
 			throw new IllegalStateException("could not apply " + action.label() + " to the rollout of " + split, ex);
 		}
+	}
+
+	/**
+	 * Tells the fleet of every decision this replica takes from now on.
+	 * @param fleet the fleet's channel
+	 */
+	public void fleet(FleetDecisions fleet) {
+		this.fleet = fleet;
+	}
+
+	/**
+	 * Follows a decision another replica took, on the rollout thread: the same action,
+	 * with the other replica named in the reason, told to nobody. A decision about
+	 * another plan (the replicas' rollout blocks differ) or a split without a rollout is
+	 * ignored.
+	 * @param split the split's name
+	 * @param plan the fingerprint of the plan decided on
+	 * @param action the action
+	 * @param reason why, as the other replica said
+	 * @param origin the other replica
+	 */
+	public void follow(String split, String plan, Action action, @Nullable String reason, String origin) {
+		run(() -> {
+			Track track = find(split);
+			if (track == null || !track.plan.fingerprint().equals(plan)) {
+				logger.debug("Ignored " + action.label() + " of split " + split + " from " + origin
+						+ ": not the rollout here");
+				return;
+			}
+			String followed = "by " + origin + ((reason != null) ? ": " + reason : "");
+			apply(track, action, followed, false);
+		});
 	}
 
 	/**
@@ -353,22 +387,34 @@ public final class SplitRollouts implements SmartLifecycle {
 			enter(track, next);
 			if (next.state() == Rollout.State.ROLLED_BACK) {
 				logger.warn("Rolled back " + track.plan.target() + " in split " + track.split + ": " + next.reason());
+				this.fleet.rollout(track.split, track.plan.fingerprint(), Action.ROLL_BACK, next.reason());
 			}
 			else {
 				logger.info("Rollout of " + track.plan.target() + " in split " + track.split
 						+ ((next.state() == Rollout.State.PROMOTED) ? " is promoted at " : " moved on to ")
 						+ next.percent() + "%");
+				if (next.state() == Rollout.State.PROMOTED) {
+					this.fleet.rollout(track.split, track.plan.fingerprint(), Action.PROMOTE, "promoted");
+				}
 			}
 		}
 	}
 
 	private void act(Track track, Action action) {
+		apply(track, action, "by an operator", true);
+	}
+
+	/**
+	 * Applies an action, an operator's or another replica's, and tells the fleet of an
+	 * operator's.
+	 */
+	private void apply(Track track, Action action, String by, boolean tell) {
 		Rollout.Status status = track.status;
 		Rollout.Status next = switch (action) {
 			case PAUSE -> Rollout.pause(status);
 			case RESUME -> Rollout.resume(track.plan, status, this.nanoClock.getAsLong());
 			case PROMOTE -> Rollout.promote(track.plan, status);
-			case ROLL_BACK -> Rollout.rollBack(status, "rolled back by an operator");
+			case ROLL_BACK -> Rollout.rollBack(status, "rolled back " + by);
 		};
 		if (next.equals(status)) {
 			return;
@@ -379,10 +425,13 @@ public final class SplitRollouts implements SmartLifecycle {
 			case PROMOTE -> "promoted";
 			case ROLL_BACK -> "rolled-back";
 		};
-		verdict(track, verdict, "by an operator", null, null);
+		verdict(track, verdict, by, null, null);
 		enter(track, next);
-		logger.info("Rollout of " + track.plan.target() + " in split " + track.split + " is " + verdict
-				+ " by an operator, at " + next.percent() + "%");
+		logger.info("Rollout of " + track.plan.target() + " in split " + track.split + " is " + verdict + " " + by
+				+ ", at " + next.percent() + "%");
+		if (tell) {
+			this.fleet.rollout(track.split, track.plan.fingerprint(), action, "by an operator");
+		}
 	}
 
 	/**

@@ -1,0 +1,129 @@
+package dev.gatewaylb.fleet;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.split.Rollout;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two gateway replicas with Spring Cloud Bus on a real RabbitMQ broker (127.0.0.1:5672,
+ * started by {@code .ci/run}): a rollout verdict or a drain taken on one replica is
+ * followed by the other at once, and one {@code POST /actuator/busrefresh} changes both.
+ * <p>
+ * Both replicas import one configuration file, as replicas reading one Spring Cloud
+ * Config server do; a test rewrites it and posts the refresh to one replica.
+ */
+class BusFleetIT {
+
+	@TempDir
+	static Path directory;
+
+	static Path config;
+
+	static final Backend stable = Backend.start("stable");
+
+	static final Backend canary = Backend.start("canary").status(500);
+
+	static final Backend other = Backend.start("other");
+
+	static Gateway first;
+
+	static Gateway second;
+
+	@BeforeAll
+	static void start() throws IOException {
+		config = directory.resolve("fleet.properties");
+		write(Map.of("gateway.lb.splits.shop.targets.shop-stable", 100));
+		first = Gateway.start(replica("replica-1"));
+		second = Gateway.start(replica("replica-2"));
+	}
+
+	@AfterAll
+	static void stop() {
+		for (AutoCloseable closeable : new AutoCloseable[] { first, second, stable, canary, other }) {
+			try {
+				if (closeable != null) {
+					closeable.close();
+				}
+			}
+			catch (Exception ex) {
+				// the rest still closes
+			}
+		}
+	}
+
+	@Test
+	void aRollbackOnOneReplicasTrafficRollsBackBoth() {
+		SplitRollouts firstRollouts = first.context().getBean(SplitRollouts.class);
+		SplitRollouts secondRollouts = second.context().getBean(SplitRollouts.class);
+		// Only the first replica takes traffic: the second never has enough canary
+		// requests to judge, and would hold its 50% step for ever.
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		int sent = 0;
+		while (state(secondRollouts) != Rollout.State.ROLLED_BACK && System.nanoTime() < deadline) {
+			first.get("/shop/");
+			sent++;
+		}
+		assertThat(state(secondRollouts)).as("the second replica, after %d requests to the first", sent)
+			.isEqualTo(Rollout.State.ROLLED_BACK);
+		assertThat(state(firstRollouts)).isEqualTo(Rollout.State.ROLLED_BACK);
+		SplitRollouts.Verdict judged = last(firstRollouts.track("shop").verdicts());
+		SplitRollouts.Verdict followed = last(secondRollouts.track("shop").verdicts());
+		assertThat(judged.reason()).startsWith("error rate ");
+		assertThat(followed.reason()).isEqualTo("by replica-1: " + judged.reason());
+		assertThat(followed.atMillis() - judged.atMillis()).as("ms from the verdict to the follower")
+			.isBetween(0L, 1_000L);
+		System.out.println("FLEET rollback followed in " + (followed.atMillis() - judged.atMillis()) + " ms");
+		assertThat(second.body("/actuator/gatewaylb/shop")).contains("\"state\":\"rolled-back\"",
+				"\"reason\":\"rolled back by replica-1: error rate ");
+	}
+
+	private static Rollout.State state(SplitRollouts rollouts) {
+		SplitRollouts.Track track = rollouts.track("shop");
+		return (track != null) ? track.status().state() : null;
+	}
+
+	private static <T> T last(List<T> values) {
+		return values.get(values.size() - 1);
+	}
+
+	private static Map<String, Object> replica(String id) {
+		Map<String, Object> properties = new HashMap<>(BusSettings.replica(id));
+		properties.put("spring.config.import", "optional:file:" + config);
+		properties.put("spring.cloud.discovery.client.simple.instances.shop-stable[0].uri",
+				"http://127.0.0.1:" + stable.port());
+		properties.put("spring.cloud.discovery.client.simple.instances.shop-canary[0].uri",
+				"http://127.0.0.1:" + canary.port());
+		properties.put("spring.cloud.gateway.server.webflux.routes[0].id", "shop");
+		properties.put("spring.cloud.gateway.server.webflux.routes[0].uri", "lb://shop");
+		properties.put("spring.cloud.gateway.server.webflux.routes[0].predicates[0]", "Path=/shop/**");
+		properties.put("spring.cloud.gateway.server.webflux.routes[0].filters[0]", "StripPrefix=1");
+		properties.put("gateway.lb.splits.shop.targets.shop-canary", 0);
+		properties.put("gateway.lb.splits.shop.rollout.target", "shop-canary");
+		properties.put("gateway.lb.splits.shop.rollout.steps", "50,100");
+		properties.put("gateway.lb.splits.shop.rollout.interval", "2s");
+		properties.put("gateway.lb.splits.shop.rollout.min-requests", 20);
+		properties.put("eureka.client.enabled", false);
+		return properties;
+	}
+
+	private static void write(Map<String, Object> properties) throws IOException {
+		List<String> lines = new ArrayList<>();
+		properties.forEach((key, value) -> lines.add(key + "=" + value));
+		Files.write(config, lines);
+	}
+
+}

@@ -1,0 +1,28 @@
+package dev.gatewaylb.fleet;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The properties a replica needs for Spring Cloud Bus on the broker {@code .ci/run}
+ * starts, the ones docs/fleet.md gives.
+ */
+final class BusSettings {
+
+	private BusSettings() {
+	}
+
+	static Map<String, Object> replica(String id) {
+		Map<String, Object> properties = new HashMap<>();
+		properties.put("spring.rabbitmq.host", "127.0.0.1");
+		properties.put("spring.rabbitmq.port", 5672);
+		properties.put("spring.cloud.bus.id", id);
+		// RabbitMQ 3.10 refuses the anonymous queue Spring AMQP 4 declares: a group per
+		// replica, its queue not durable.
+		properties.put("spring.cloud.stream.bindings.springCloudBusInput.group", id);
+		properties.put("spring.cloud.stream.rabbit.bindings.springCloudBusInput.consumer.durable-subscription", false);
+		properties.put("management.endpoints.web.exposure.include", "gatewaylb,busrefresh,refresh,health");
+		return properties;
+	}
+
+}

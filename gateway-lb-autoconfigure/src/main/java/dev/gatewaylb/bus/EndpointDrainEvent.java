@@ -1,0 +1,66 @@
+package dev.gatewaylb.bus;
+
+import org.springframework.cloud.bus.event.Destination;
+import org.springframework.cloud.bus.event.RemoteApplicationEvent;
+
+/**
+ * An endpoint drained, or brought back, through one replica's actuator, for every replica
+ * of the fleet. Serialized as JSON by Spring Cloud Bus.
+ */
+public class EndpointDrainEvent extends RemoteApplicationEvent {
+
+	private String service = "";
+
+	private String endpoint = "";
+
+	private boolean drain;
+
+	/**
+	 * For Jackson.
+	 */
+	public EndpointDrainEvent() {
+	}
+
+	/**
+	 * Creates the event. Not public, so that Jackson 3 takes the constructor without
+	 * arguments and the setters, not this one (whose source would be null).
+	 * @param source the publisher
+	 * @param origin this replica's bus id
+	 * @param destination every replica
+	 * @param service the service id
+	 * @param endpoint the endpoint's {@code host:port}
+	 * @param drain whether it drains
+	 */
+	EndpointDrainEvent(Object source, String origin, Destination destination, String service, String endpoint,
+			boolean drain) {
+		super(source, origin, destination);
+		this.service = service;
+		this.endpoint = endpoint;
+		this.drain = drain;
+	}
+
+	public String getService() {
+		return this.service;
+	}
+
+	public void setService(String service) {
+		this.service = service;
+	}
+
+	public String getEndpoint() {
+		return this.endpoint;
+	}
+
+	public void setEndpoint(String endpoint) {
+		this.endpoint = endpoint;
+	}
+
+	public boolean isDrain() {
+		return this.drain;
+	}
+
+	public void setDrain(boolean drain) {
+		this.drain = drain;
+	}
+
+}

@@ -1,0 +1,46 @@
+package dev.gatewaylb.gateway.runtime;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where a replica tells the rest of its fleet what it decided on its own: a rollout it
+ * rolled back or promoted, an operator's rollout action, an endpoint drained through the
+ * actuator. Without a fleet channel (Spring Cloud Bus) nobody listens and every replica
+ * acts alone.
+ */
+public interface FleetDecisions {
+
+	/**
+	 * Tells nobody.
+	 */
+	FleetDecisions NONE = new FleetDecisions() {
+
+		@Override
+		public void rollout(String split, String plan, SplitRollouts.Action action, @Nullable String reason) {
+		}
+
+		@Override
+		public void drain(String service, String endpoint, boolean drain) {
+		}
+
+	};
+
+	/**
+	 * A rollout decision taken here.
+	 * @param split the split's name
+	 * @param plan the rollout's {@link dev.gatewaylb.split.Rollout.Plan#fingerprint()},
+	 * so that a replica with another rollout block ignores it
+	 * @param action what the other replicas should do
+	 * @param reason why, as this replica's actuator shows it
+	 */
+	void rollout(String split, String plan, SplitRollouts.Action action, @Nullable String reason);
+
+	/**
+	 * An endpoint drained, or brought back, through this replica's actuator.
+	 * @param service the service id
+	 * @param endpoint the endpoint's {@code host:port}
+	 * @param drain whether it drains
+	 */
+	void drain(String service, String endpoint, boolean drain);
+
+}
