@@ -11,6 +11,7 @@ import java.util.Map;
 
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.split.Rollout;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,6 +40,10 @@ class BusFleetIT {
 
 	static final Backend other = Backend.start("other");
 
+	static final Backend catalogA = Backend.start("catalog-a");
+
+	static final Backend catalogB = Backend.start("catalog-b");
+
 	static Gateway first;
 
 	static Gateway second;
@@ -46,14 +51,15 @@ class BusFleetIT {
 	@BeforeAll
 	static void start() throws IOException {
 		config = directory.resolve("fleet.properties");
-		write(Map.of("gateway.lb.splits.shop.targets.shop-stable", 100));
+		write(fleetConfig(1, 1, 90));
 		first = Gateway.start(replica("replica-1"));
 		second = Gateway.start(replica("replica-2"));
 	}
 
 	@AfterAll
 	static void stop() {
-		for (AutoCloseable closeable : new AutoCloseable[] { first, second, stable, canary, other }) {
+		for (AutoCloseable closeable : new AutoCloseable[] { first, second, stable, canary, other, catalogA,
+				catalogB }) {
 			try {
 				if (closeable != null) {
 					closeable.close();
@@ -91,6 +97,107 @@ class BusFleetIT {
 				"\"reason\":\"rolled back by replica-1: error rate ");
 	}
 
+	@Test
+	void oneBusRefreshChangesWeightsAndASplitOnBothReplicasAndAnInvalidPushIsRejectedOnBoth()
+			throws IOException, InterruptedException {
+		long generation = generation(second);
+		// Clients keep both replicas busy while the change reaches them.
+		List<String> answers = java.util.Collections.synchronizedList(new ArrayList<>());
+		java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+		Thread clients = new Thread(() -> {
+			for (int i = 0; running.get(); i++) {
+				answers.add(((i % 2 == 0) ? first : second).get("/catalog/"));
+			}
+		});
+		clients.start();
+		try {
+			write(fleetConfig(3, 1, 50));
+			long posted = System.nanoTime();
+			assertThat(first.post("/actuator/busrefresh")).isEqualTo(204);
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(10))
+				.pollInterval(Duration.ofMillis(20))
+				.until(() -> generation(first) > generation && generation(second) > generation);
+			System.out
+				.println("FLEET bus refresh applied on both in " + (System.nanoTime() - posted) / 1_000_000 + " ms");
+			int before = answers.size();
+			Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() > before + 100);
+		}
+		finally {
+			running.set(false);
+			clients.join(30_000);
+		}
+		for (Gateway replica : new Gateway[] { first, second }) {
+			String report = replica.body("/actuator/gatewaylb");
+			assertThat(report).contains("\"address\":\"" + catalogA.address() + "\",\"weight\":3,",
+					"{\"service\":\"catalog\",\"weight\":50,");
+		}
+		System.out.println("FLEET answers during the bus refresh: " + answers.size());
+		assertThat(answers).as("answers during the push").containsOnly("catalog-a", "catalog-b");
+
+		Map<String, Object> invalid = new HashMap<>(fleetConfig(3, 1, 50));
+		invalid.put("gateway.lb.services.catalog.algorithm", "fastest");
+		write(invalid);
+		assertThat(first.post("/actuator/busrefresh")).isIn(204, 500);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> lastError(first).contains("gateway.lb.services.catalog.algorithm")
+					&& lastError(second).contains("gateway.lb.services.catalog.algorithm"));
+		assertThat(first.body("/actuator/gatewaylb")).contains("\"weight\":3,");
+		write(fleetConfig(3, 1, 50));
+		assertThat(first.post("/actuator/busrefresh")).isEqualTo(204);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> lastError(first).equals("null") && lastError(second).equals("null"));
+	}
+
+	@Test
+	void aDrainThroughOneReplicasActuatorDrainsTheEndpointOnBoth() {
+		String body = "{\"endpoint\":\"" + catalogB.address() + "\",\"drain\":true}";
+		assertThat(first.post("/actuator/gatewaylb/catalog", body)).isEqualTo(200);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> second.body("/actuator/gatewaylb/catalog").contains("\"state\":\"draining\""));
+		for (int i = 0; i < 20; i++) {
+			assertThat(second.get("/catalog/")).isEqualTo("catalog-a");
+		}
+		body = "{\"endpoint\":\"" + catalogB.address() + "\",\"drain\":false}";
+		assertThat(first.post("/actuator/gatewaylb/catalog", body)).isEqualTo(200);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> !second.body("/actuator/gatewaylb/catalog").contains("\"state\":\"draining\""));
+	}
+
+	private static long generation(Gateway replica) {
+		String report = replica.body("/actuator/gatewaylb");
+		String rest = report.substring(report.indexOf("\"generation\":") + 13);
+		return Long.parseLong(rest.substring(0, rest.indexOf(',')));
+	}
+
+	private static String lastError(Gateway replica) {
+		String report = replica.body("/actuator/gatewaylb");
+		String rest = report.substring(report.indexOf("\"lastError\":") + 12);
+		return rest.startsWith("null") ? "null" : rest.substring(0, rest.indexOf("\",\"refreshes\""));
+	}
+
+	/**
+	 * The shared configuration: the catalog endpoints' weights and the web split's
+	 * catalog weight (the rest goes to other).
+	 */
+	private static Map<String, Object> fleetConfig(int weightA, int weightB, int catalogShare) {
+		Map<String, Object> properties = new HashMap<>();
+		properties.put("spring.cloud.discovery.client.simple.instances.catalog[0].uri",
+				"http://127.0.0.1:" + catalogA.port());
+		properties.put("spring.cloud.discovery.client.simple.instances.catalog[0].metadata.weight", weightA);
+		properties.put("spring.cloud.discovery.client.simple.instances.catalog[1].uri",
+				"http://127.0.0.1:" + catalogB.port());
+		properties.put("spring.cloud.discovery.client.simple.instances.catalog[1].metadata.weight", weightB);
+		properties.put("gateway.lb.splits.web.targets.catalog", catalogShare);
+		properties.put("gateway.lb.splits.web.targets.other", 100 - catalogShare);
+		properties.put("gateway.lb.splits.shop.targets.shop-stable", 100);
+		return properties;
+	}
+
 	private static Rollout.State state(SplitRollouts rollouts) {
 		SplitRollouts.Track track = rollouts.track("shop");
 		return (track != null) ? track.status().state() : null;
@@ -111,6 +218,12 @@ class BusFleetIT {
 		properties.put("spring.cloud.gateway.server.webflux.routes[0].uri", "lb://shop");
 		properties.put("spring.cloud.gateway.server.webflux.routes[0].predicates[0]", "Path=/shop/**");
 		properties.put("spring.cloud.gateway.server.webflux.routes[0].filters[0]", "StripPrefix=1");
+		properties.put("spring.cloud.discovery.client.simple.instances.other[0].uri",
+				"http://127.0.0.1:" + other.port());
+		properties.put("spring.cloud.gateway.server.webflux.routes[1].id", "catalog");
+		properties.put("spring.cloud.gateway.server.webflux.routes[1].uri", "lb://catalog");
+		properties.put("spring.cloud.gateway.server.webflux.routes[1].predicates[0]", "Path=/catalog/**");
+		properties.put("spring.cloud.gateway.server.webflux.routes[1].filters[0]", "StripPrefix=1");
 		properties.put("gateway.lb.splits.shop.targets.shop-canary", 0);
 		properties.put("gateway.lb.splits.shop.rollout.target", "shop-canary");
 		properties.put("gateway.lb.splits.shop.rollout.steps", "50,100");

@@ -64,6 +64,24 @@ final class Gateway implements AutoCloseable {
 	}
 
 	/**
+	 * Sends a POST, with a JSON body or none, and returns the status.
+	 */
+	int post(String path, String json) {
+		return this.client.headers((headers) -> headers.set("Content-Type", "application/json"))
+			.post()
+			.uri(path)
+			.send(reactor.core.publisher.Mono
+				.just(io.netty.buffer.Unpooled.copiedBuffer(json, java.nio.charset.StandardCharsets.UTF_8)))
+			.responseSingle(
+					(response, body) -> body.asString().defaultIfEmpty("").map((text) -> response.status().code()))
+			.block(Duration.ofSeconds(30));
+	}
+
+	int post(String path) {
+		return post(path, "");
+	}
+
+	/**
 	 * Returns the body of a GET.
 	 */
 	String body(String path) {
