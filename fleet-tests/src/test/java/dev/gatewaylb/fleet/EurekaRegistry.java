@@ -49,7 +49,10 @@ final class EurekaRegistry implements AutoCloseable {
 					"eureka.server.registry-sync-retries=0",
 					// The server is not a gateway: none of the gateway's
 					// auto-configuration.
-					"spring.cloud.gateway.server.webflux.enabled=false", "gateway.lb.enabled=false")
+					"spring.cloud.gateway.server.webflux.enabled=false", "gateway.lb.enabled=false",
+					"spring.autoconfigure.exclude=org.springframework.cloud.gateway.config.GatewayFunctionAutoConfiguration,"
+							+ "org.springframework.cloud.gateway.config.GatewayStreamAutoConfiguration",
+					"spring.cloud.bus.enabled=false")
 			.run();
 		return new EurekaRegistry(context);
 	}
