@@ -12,8 +12,16 @@ final class BusSettings {
 	private BusSettings() {
 	}
 
+	/**
+	 * The bus's exchange for these tests: a broker shared with other applications (on a
+	 * developer's machine) would otherwise carry their events to these replicas and these
+	 * to theirs.
+	 */
+	static final String DESTINATION = "gatewayLbFleetIT";
+
 	static Map<String, Object> replica(String id) {
 		Map<String, Object> properties = new HashMap<>();
+		properties.put("spring.cloud.bus.destination", DESTINATION);
 		properties.put("spring.rabbitmq.host", "127.0.0.1");
 		properties.put("spring.rabbitmq.port", 5672);
 		properties.put("spring.cloud.bus.id", id);
