@@ -1,7 +1,9 @@
 package dev.gatewaylb.gateway.runtime;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
@@ -92,6 +94,41 @@ class SplitRolloutsTests {
 		this.rollouts.sync();
 		assertThat(this.rollouts.track("shop")).isNull();
 		assertThat(this.rollouts.percent("shop")).isNaN();
+	}
+
+	@Test
+	void tellsTheFleetItsOwnDecisionsAndFollowsOthersAboutTheSamePlanOnly() {
+		LiveSettings settings = new LiveSettings(settings(100, "50,100"));
+		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L);
+		List<String> told = new CopyOnWriteArrayList<>();
+		this.rollouts.fleet(new FleetDecisions() {
+
+			@Override
+			public void rollout(String split, String plan, SplitRollouts.Action action, String reason) {
+				told.add(split + " " + action.label() + " " + reason + " " + plan);
+			}
+
+			@Override
+			public void drain(String service, String endpoint, boolean drain) {
+			}
+
+		});
+		this.rollouts.start();
+		this.rollouts.sync();
+		String plan = settings.get().split("shop").rollout().fingerprint();
+		this.rollouts.act("shop", SplitRollouts.Action.PAUSE);
+		assertThat(told).containsExactly("shop pause by an operator " + plan);
+
+		this.rollouts.follow("shop", "another block", SplitRollouts.Action.ROLL_BACK, "error rate", "replica-2");
+		this.rollouts.sync();
+		assertThat(this.rollouts.track("shop").status().state()).as("another plan").isEqualTo(Rollout.State.PAUSED);
+
+		this.rollouts.follow("shop", plan, SplitRollouts.Action.ROLL_BACK, "error rate 0.5", "replica-2");
+		this.rollouts.sync();
+		Rollout.Status followed = this.rollouts.track("shop").status();
+		assertThat(followed.state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		assertThat(followed.reason()).isEqualTo("rolled back by replica-2: error rate 0.5");
+		assertThat(told).as("a followed decision is told to nobody").hasSize(1);
 	}
 
 	private static GatewayLbSettings settings(int stableWeight, String steps) {
