@@ -214,16 +214,10 @@ class BusFleetIT {
 				"http://127.0.0.1:" + stable.port());
 		properties.put("spring.cloud.discovery.client.simple.instances.shop-canary[0].uri",
 				"http://127.0.0.1:" + canary.port());
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].id", "shop");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].uri", "lb://shop");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].predicates[0]", "Path=/shop/**");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].filters[0]", "StripPrefix=1");
+		Gateway.route(properties, 0, "shop");
 		properties.put("spring.cloud.discovery.client.simple.instances.other[0].uri",
 				"http://127.0.0.1:" + other.port());
-		properties.put("spring.cloud.gateway.server.webflux.routes[1].id", "catalog");
-		properties.put("spring.cloud.gateway.server.webflux.routes[1].uri", "lb://catalog");
-		properties.put("spring.cloud.gateway.server.webflux.routes[1].predicates[0]", "Path=/catalog/**");
-		properties.put("spring.cloud.gateway.server.webflux.routes[1].filters[0]", "StripPrefix=1");
+		Gateway.route(properties, 1, "catalog");
 		properties.put("gateway.lb.splits.shop.targets.shop-canary", 0);
 		properties.put("gateway.lb.splits.shop.rollout.target", "shop-canary");
 		properties.put("gateway.lb.splits.shop.rollout.steps", "50,100");

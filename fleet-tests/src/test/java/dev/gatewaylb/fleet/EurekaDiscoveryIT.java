@@ -66,10 +66,7 @@ class EurekaDiscoveryIT {
 		// The bus is on this module's class path for BusFleetIT: not used here.
 		properties.put("spring.cloud.bus.enabled", false);
 		properties.put("eureka.client.registry-fetch-interval-seconds", FETCH.toSeconds());
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].id", "catalog");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].uri", "lb://catalog");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].predicates[0]", "Path=/catalog/**");
-		properties.put("spring.cloud.gateway.server.webflux.routes[0].filters[0]", "StripPrefix=1");
+		Gateway.route(properties, 0, "catalog");
 		properties.put("gateway.lb.services.catalog.algorithm", "round-robin");
 		gateway = Gateway.start(properties);
 		awaitEndpoints(3);
@@ -89,8 +86,9 @@ class EurekaDiscoveryIT {
 	@Test
 	@Order(1)
 	void sendsExactlyTheRegisteredWeightsInTheSameOrderWhateverOrderTheRegistryLists() {
-		// Smooth weighted round-robin over 5, 1, 2 (endpoints in port order) repeats
-		// a c a a b a c a. Ten seconds of requests span ten fetches, each listing the
+		// Smooth weighted round-robin over 5, 1, 2 repeats a period of 8 (a c a a b a
+		// c a when the ports are in the order alpha, beta, gamma). Ten seconds of
+		// requests span ten fetches, each listing the
 		// instances in another order: a rebuild or a reset would break the sequence.
 		List<String> expected = pattern(5, 1, 2);
 		List<String> answers = new ArrayList<>();
@@ -195,26 +193,27 @@ class EurekaDiscoveryIT {
 	}
 
 	/**
-	 * Returns one period of smooth weighted round-robin over alpha, beta, gamma.
+	 * Returns one period of smooth weighted round-robin over alpha, beta, gamma with
+	 * these weights, in the order gateway-lb keeps endpoints: by address, here by port
+	 * (the backends' random ports decide it).
 	 */
-	private static List<String> pattern(int... weights) {
-		String[] names = { "alpha", "beta", "gamma" };
-		int total = 0;
-		for (int weight : weights) {
-			total += weight;
-		}
-		int[] current = new int[weights.length];
+	private static List<String> pattern(int alphaWeight, int betaWeight, int gammaWeight) {
+		Map<Backend, Integer> weightOf = Map.of(alpha, alphaWeight, beta, betaWeight, gamma, gammaWeight);
+		List<Backend> order = new ArrayList<>(weightOf.keySet());
+		order.sort(java.util.Comparator.comparingInt(Backend::port));
+		int total = alphaWeight + betaWeight + gammaWeight;
+		int[] current = new int[order.size()];
 		List<String> period = new ArrayList<>();
 		for (int pick = 0; pick < total; pick++) {
 			int best = 0;
-			for (int i = 0; i < weights.length; i++) {
-				current[i] += weights[i];
+			for (int i = 0; i < order.size(); i++) {
+				current[i] += weightOf.get(order.get(i));
 				if (current[i] > current[best]) {
 					best = i;
 				}
 			}
 			current[best] -= total;
-			period.add(names[best]);
+			period.add(order.get(best).name());
 		}
 		return period;
 	}

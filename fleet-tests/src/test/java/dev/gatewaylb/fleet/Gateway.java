@@ -41,6 +41,18 @@ final class Gateway implements AutoCloseable {
 			.run());
 	}
 
+	/**
+	 * Adds route {@code index}: {@code /<service>/**} to {@code lb://<service>}, the
+	 * prefix stripped.
+	 */
+	static void route(Map<String, Object> properties, int index, String service) {
+		String route = "spring.cloud.gateway.server.webflux.routes[" + index + "]";
+		properties.put(route + ".id", service);
+		properties.put(route + ".uri", "lb://" + service);
+		properties.put(route + ".predicates[0]", "Path=/" + service + "/**");
+		properties.put(route + ".filters[0]", "StripPrefix=1");
+	}
+
 	int port() {
 		return Integer.parseInt(this.context.getEnvironment().getProperty("local.server.port"));
 	}

@@ -8,34 +8,42 @@ import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.cloud.bus.BusAutoConfiguration;
-import org.springframework.cloud.bus.ConditionalOnBusEnabled;
-import org.springframework.cloud.bus.PathServiceMatcherAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.cloud.bus.ServiceMatcher;
 import org.springframework.cloud.bus.event.Destination;
-import org.springframework.cloud.bus.event.RemoteApplicationEvent;
 import org.springframework.cloud.bus.jackson.RemoteApplicationEventScan;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Rollout verdicts and drains shared by the fleet, when the application has Spring Cloud
  * Bus ({@code spring-cloud-starter-bus-amqp} or {@code -kafka}) and it is enabled.
  * Without it each replica acts alone. The events are registered with the bus's JSON
  * converter, so every replica can read them.
+ * <p>
+ * The bus is optional: this class names its types by string only, and the configuration
+ * that uses them is nested behind the class condition, so that an application without the
+ * bus never loads a class that refers to it.
  */
-@AutoConfiguration(after = { GatewayLbAutoConfiguration.class, BusAutoConfiguration.class,
-		PathServiceMatcherAutoConfiguration.class })
-@ConditionalOnClass(RemoteApplicationEvent.class)
-@ConditionalOnBusEnabled
-@ConditionalOnBean({ SplitRollouts.class, ServiceMatcher.class, Destination.Factory.class })
-@RemoteApplicationEventScan(basePackageClasses = RolloutVerdictEvent.class)
+@AutoConfiguration(after = GatewayLbAutoConfiguration.class,
+		afterName = { "org.springframework.cloud.bus.BusAutoConfiguration",
+				"org.springframework.cloud.bus.PathServiceMatcherAutoConfiguration" })
+@ConditionalOnClass(name = "org.springframework.cloud.bus.event.RemoteApplicationEvent")
+@ConditionalOnProperty(name = "spring.cloud.bus.enabled", matchIfMissing = true)
 public final class GatewayLbBusAutoConfiguration {
 
-	@Bean
-	BusFleetDecisions gatewayLbBusFleetDecisions(ApplicationEventPublisher publisher, ServiceMatcher matcher,
-			Destination.Factory destinations, SplitRollouts rollouts, ServiceRuntimes runtimes) {
-		return new BusFleetDecisions(publisher, matcher, destinations, rollouts, runtimes);
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean({ SplitRollouts.class, ServiceMatcher.class, Destination.Factory.class })
+	@RemoteApplicationEventScan(basePackageClasses = RolloutVerdictEvent.class)
+	static class BusConfiguration {
+
+		@Bean
+		BusFleetDecisions gatewayLbBusFleetDecisions(ApplicationEventPublisher publisher, ServiceMatcher matcher,
+				Destination.Factory destinations, SplitRollouts rollouts, ServiceRuntimes runtimes) {
+			return new BusFleetDecisions(publisher, matcher, destinations, rollouts, runtimes);
+		}
+
 	}
 
 }
