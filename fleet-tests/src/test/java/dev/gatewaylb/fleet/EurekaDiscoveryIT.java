@@ -88,8 +88,8 @@ class EurekaDiscoveryIT {
 	void sendsExactlyTheRegisteredWeightsInTheSameOrderWhateverOrderTheRegistryLists() {
 		// Smooth weighted round-robin over 5, 1, 2 repeats a period of 8 (a c a a b a
 		// c a when the ports are in the order alpha, beta, gamma). Ten seconds of
-		// requests span ten fetches, each listing the
-		// instances in another order: a rebuild or a reset would break the sequence.
+		// requests span ten fetches, each listing the instances in another order: a
+		// rebuild or a reset would break the sequence.
 		List<String> expected = pattern(5, 1, 2);
 		List<String> answers = new ArrayList<>();
 		Set<List<Integer>> orders = new HashSet<>();
