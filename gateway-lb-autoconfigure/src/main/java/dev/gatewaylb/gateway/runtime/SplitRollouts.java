@@ -160,14 +160,6 @@ public final class SplitRollouts implements SmartLifecycle {
 	}
 
 	/**
-	 * Returns the rollouts.
-	 * @return the rollouts by split name
-	 */
-	public Map<String, Track> tracks() {
-		return Map.copyOf(this.tracks);
-	}
-
-	/**
 	 * Returns the target's share of a split's traffic now, for the meter.
 	 * @param split the split's name as configured
 	 * @return the percent, or NaN when the split has no rollout
@@ -268,7 +260,7 @@ public final class SplitRollouts implements SmartLifecycle {
 		this.running = true;
 		this.settings.onApply((applied) -> run(() -> apply(applied)));
 		long tick = TICK.toMillis();
-		this.thread.scheduleWithFixedDelay(() -> run(this::tick), tick, tick, TimeUnit.MILLISECONDS);
+		this.thread.scheduleWithFixedDelay(safely(this::tick), tick, tick, TimeUnit.MILLISECONDS);
 	}
 
 	/**
@@ -292,18 +284,25 @@ public final class SplitRollouts implements SmartLifecycle {
 
 	private void run(Runnable task) {
 		try {
-			this.thread.execute(() -> {
-				try {
-					task.run();
-				}
-				catch (RuntimeException ex) {
-					logger.error("gateway-lb rollout task failed", ex);
-				}
-			});
+			this.thread.execute(safely(task));
 		}
 		catch (RuntimeException ex) {
 			logger.debug("gateway-lb rollout thread is stopped; task dropped", ex);
 		}
+	}
+
+	/**
+	 * Returns the task, made to log its failure instead of ending the thread's schedule.
+	 */
+	private static Runnable safely(Runnable task) {
+		return () -> {
+			try {
+				task.run();
+			}
+			catch (RuntimeException ex) {
+				logger.error("gateway-lb rollout task failed", ex);
+			}
+		};
 	}
 
 	private @Nullable Track find(String split) {
@@ -537,14 +536,6 @@ public final class SplitRollouts implements SmartLifecycle {
 				return null;
 			}
 			return canary ? this.canary : this.others;
-		}
-
-		/**
-		 * Returns the split's name.
-		 * @return the name as configured
-		 */
-		public String split() {
-			return this.split;
 		}
 
 		/**
