@@ -70,19 +70,8 @@ public class GatewayLbEndpoint {
 	 * @param settings the settings in force
 	 * @param splitCounters each split's requests per target
 	 * @param rollouts the splits' rollouts
-	 */
-	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters,
-			SplitRollouts rollouts) {
-		this(runtimes, settings, splitCounters, rollouts, () -> FleetDecisions.NONE);
-	}
-
-	/**
-	 * Creates the endpoint of a replica in a fleet.
-	 * @param runtimes every service's runtime
-	 * @param settings the settings in force
-	 * @param splitCounters each split's requests per target
-	 * @param rollouts the splits' rollouts
-	 * @param fleet where drains are told to the other replicas
+	 * @param fleet where drains are told to the other replicas,
+	 * {@link FleetDecisions#NONE} for a gateway on its own
 	 */
 	public GatewayLbEndpoint(ServiceRuntimes runtimes, LiveSettings settings, SplitCounters splitCounters,
 			SplitRollouts rollouts, Supplier<FleetDecisions> fleet) {
@@ -230,7 +219,7 @@ public class GatewayLbEndpoint {
 
 	private SplitReport split(SplitSettings settings, boolean authenticated) {
 		Split split = settings.split();
-		SplitRollouts.Track track = (settings.rollout() != null) ? this.rollouts.track(split.name()) : null;
+		SplitRollouts.Track track = this.rollouts.track(settings);
 		Split layout = settings.layout((track != null) ? track.layout() : 0);
 		Map<String, Long> counts = this.splitCounters.counts(split.name());
 		List<TargetReport> targets = new ArrayList<>();

@@ -9,6 +9,7 @@ import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
 import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
+import dev.gatewaylb.gateway.runtime.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
 import dev.gatewaylb.gateway.runtime.InstanceSource;
 import dev.gatewaylb.gateway.runtime.LoadBalancerInstanceSource;
@@ -172,8 +173,9 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		SplitRollouts gatewayLbSplitRollouts(LiveSettings settings) {
-			return new SplitRollouts(settings, System::nanoTime, System::currentTimeMillis);
+		SplitRollouts gatewayLbSplitRollouts(LiveSettings settings, ObjectProvider<FleetDecisions> fleet) {
+			return new SplitRollouts(settings, System::nanoTime, System::currentTimeMillis,
+					() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
 		}
 
 		@Bean

@@ -37,7 +37,8 @@ public final class BusFleetDecisions implements FleetDecisions {
 	private final ServiceRuntimes runtimes;
 
 	/**
-	 * Creates the channel and tells the rollouts to use it.
+	 * Creates the channel; the rollouts and the actuator endpoint find it as the
+	 * application's {@link FleetDecisions}.
 	 * @param publisher publishes the bus's events
 	 * @param matcher tells this replica's events from the others'
 	 * @param destinations makes the destination of every replica
@@ -51,7 +52,6 @@ public final class BusFleetDecisions implements FleetDecisions {
 		this.everyone = destinations.getDestination(null);
 		this.rollouts = rollouts;
 		this.runtimes = runtimes;
-		rollouts.fleet(this);
 	}
 
 	@Override

@@ -205,8 +205,8 @@ public final class Rollout {
 	}
 
 	/**
-	 * Judges a progressing rollout whose interval has passed; returns any other
-	 * unchanged.
+	 * Judges a progressing rollout whose interval has passed; returns any other status
+	 * itself, the same instance.
 	 * @param plan the plan
 	 * @param status where it stands
 	 * @param canary what the target did over the interval
@@ -223,10 +223,10 @@ public final class Rollout {
 					null);
 		}
 		// The other targets are a baseline only with as many requests as the canary
-		// needs:
-		// at a step of 100% they get none but the stragglers of the step before, and a
-		// handful of answers says nothing of their error rate or p99. Without a baseline
-		// the canary's error rate is held against 0 and its latency is not judged.
+		// needs: at a step of 100% they get none but the stragglers of the step before,
+		// and a handful of answers says nothing of their error rate or p99. Without a
+		// baseline the canary's error rate is held against 0 and its latency is not
+		// judged.
 		boolean baseline = others.requests() >= Math.max(1, plan.minRequests());
 		double othersErrorRate = baseline ? others.errorRate() : 0;
 		double increase = canary.errorRate() - othersErrorRate;

@@ -62,20 +62,11 @@ final class SplitRouting {
 		ServerHttpRequest request = exchange.getRequest();
 		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), lease, trustedProxies)
 				: null;
-		Split choice = split.split();
-		SplitRollouts.Track rollout = null;
-		if (split.rollout() != null) {
-			// The step's layout index is one volatile read; the layouts themselves are
-			// immutable and were built with the settings, so no lock and no build here.
-			// A refresh puts its settings in force before the rollout thread has started
-			// or kept their rollout: until it has, a rollout of another plan is not this
-			// one, and the request takes the first step, unjudged.
-			rollout = this.rollouts.track(choice.name());
-			if (rollout != null && !rollout.isOf(split.rollout())) {
-				rollout = null;
-			}
-			choice = split.layout((rollout != null) ? rollout.layout() : 0);
-		}
+		// The step's layout index is one volatile read; the layouts themselves are
+		// immutable and were built with the settings, so no lock and no build here. A
+		// split without a rollout has one layout, the split itself.
+		SplitRollouts.Track rollout = this.rollouts.track(split);
+		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
 		int target = overridden(request, split, lease, trustedProxies);
 		boolean chosen = target < 0;
 		if (chosen) {

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
@@ -130,18 +131,27 @@ public final class SplitRollouts implements SmartLifecycle {
 
 	private volatile boolean running;
 
-	private volatile FleetDecisions fleet = FleetDecisions.NONE;
+	/**
+	 * The fleet's channel, looked up when a decision is taken (rarely, on the rollout
+	 * thread): the channel follows other replicas' decisions through this registry, so it
+	 * cannot be given to it when it is created.
+	 */
+	private final Supplier<FleetDecisions> fleet;
 
 	/**
 	 * Creates the registry; nothing runs until {@link #start()}.
 	 * @param settings the settings in force
 	 * @param nanoClock a monotonic clock in nanoseconds
 	 * @param epochMillis the wall clock, for the times verdicts are shown with
+	 * @param fleet the channel that tells the fleet of this replica's decisions,
+	 * {@link FleetDecisions#NONE} for a gateway on its own
 	 */
-	public SplitRollouts(LiveSettings settings, LongSupplier nanoClock, LongSupplier epochMillis) {
+	public SplitRollouts(LiveSettings settings, LongSupplier nanoClock, LongSupplier epochMillis,
+			Supplier<FleetDecisions> fleet) {
 		this.settings = Objects.requireNonNull(settings, "settings");
 		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
 		this.epochMillis = Objects.requireNonNull(epochMillis, "epochMillis");
+		this.fleet = Objects.requireNonNull(fleet, "fleet");
 		this.thread = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "gateway-lb-rollouts");
 			thread.setDaemon(true);
@@ -150,10 +160,27 @@ public final class SplitRollouts implements SmartLifecycle {
 	}
 
 	/**
-	 * Returns the rollout of a split: the request path.
-	 * @param split the split's name as configured
+	 * Returns the rollout of a split's settings: the request path. A refresh puts its
+	 * settings in force a moment before this thread has started or kept their rollout:
+	 * until it has, a rollout of another plan is not theirs, and {@code null} says to
+	 * take the first step's layout, unjudged. A rollout of an equal plan has as many
+	 * steps, so its layout index is always one of the settings' layouts.
+	 * @param split the split's settings
 	 * @return the rollout, or {@code null} when the split has none or it has not started
-	 * yet (its first step is then the layout to use)
+	 */
+	public @Nullable Track track(SplitSettings split) {
+		Rollout.Plan plan = split.rollout();
+		if (plan == null) {
+			return null;
+		}
+		Track track = this.tracks.get(split.split().name());
+		return (track != null && track.isOf(plan)) ? track : null;
+	}
+
+	/**
+	 * Returns the rollout of a split by name, whatever its plan.
+	 * @param split the split's name as configured
+	 * @return the rollout, or {@code null} when the split has none
 	 */
 	public @Nullable Track track(String split) {
 		return this.tracks.get(split);
@@ -193,7 +220,7 @@ public final class SplitRollouts implements SmartLifecycle {
 			return this.thread.submit(() -> {
 				Track track = find(split);
 				if (track != null) {
-					act(track, action);
+					apply(track, action, "by an operator", true);
 				}
 				return track;
 			}).get(10, TimeUnit.SECONDS);
@@ -205,14 +232,6 @@ public final class SplitRollouts implements SmartLifecycle {
 		catch (ExecutionException | TimeoutException ex) {
 			throw new IllegalStateException("could not apply " + action.label() + " to the rollout of " + split, ex);
 		}
-	}
-
-	/**
-	 * Tells the fleet of every decision this replica takes from now on.
-	 * @param fleet the fleet's channel
-	 */
-	public void fleet(FleetDecisions fleet) {
-		this.fleet = fleet;
 	}
 
 	/**
@@ -332,9 +351,8 @@ public final class SplitRollouts implements SmartLifecycle {
 			Track track = this.tracks.get(name);
 			if (track != null && track.plan.equals(plan)) {
 				// The block is unchanged: the rollout keeps its state, whatever else
-				// changed,
-				// and takes the new settings' plan, so that requests recognise it by
-				// identity.
+				// changed, and takes the new settings' plan, so that requests recognise
+				// it by identity.
 				track.plan = plan;
 				continue;
 			}
@@ -359,48 +377,45 @@ public final class SplitRollouts implements SmartLifecycle {
 	private void tick() {
 		long now = this.nanoClock.getAsLong();
 		for (Track track : this.tracks.values()) {
+			if (!track.judging) {
+				// Paused or ended: nothing records, and entering that state emptied the
+				// windows.
+				continue;
+			}
 			track.canary.drain();
 			track.others.drain();
 			Rollout.Window canary = track.canary.window();
 			Rollout.Window others = track.others.window();
 			track.current = new Windows(canary, others);
 			Rollout.Status status = track.status;
-			if (status.state() != Rollout.State.PROGRESSING || now - status.judgeAtNanos() < 0) {
+			Rollout.Status next = Rollout.judge(track.plan, status, canary, others, now);
+			if (next == status) {
+				// Not due yet: judge returns the very status it was given.
 				continue;
 			}
-			Rollout.Status next = Rollout.judge(track.plan, status, canary, others, now);
-			String verdict = switch (next.state()) {
-				case PROGRESSING -> (next.step() == status.step()) ? "hold" : "next";
-				case PROMOTED -> "promoted";
-				case ROLLED_BACK -> "rolled-back";
-				case PAUSED -> "paused";
-			};
-			verdict(track, verdict,
-					(verdict.equals("hold")) ? "fewer than min-requests canary requests" : next.reason(), canary,
-					others);
-			if (verdict.equals("hold")) {
-				// The step's counts go on accumulating until they are enough to judge.
+			if (next.state() == Rollout.State.PROGRESSING && next.step() == status.step()) {
+				// Too few canary requests: the step's counts go on accumulating until
+				// they are enough to judge.
+				verdict(track, "hold", "fewer than min-requests canary requests", canary, others);
 				track.status = next;
 				continue;
 			}
+			verdict(track, (next.state() == Rollout.State.PROGRESSING) ? "next" : next.state().label(), next.reason(),
+					canary, others);
 			enter(track, next);
 			if (next.state() == Rollout.State.ROLLED_BACK) {
 				logger.warn("Rolled back " + track.plan.target() + " in split " + track.split + ": " + next.reason());
-				this.fleet.rollout(track.split, track.plan.fingerprint(), Action.ROLL_BACK, next.reason());
+				this.fleet.get().rollout(track.split, track.plan.fingerprint(), Action.ROLL_BACK, next.reason());
 			}
 			else {
 				logger.info("Rollout of " + track.plan.target() + " in split " + track.split
 						+ ((next.state() == Rollout.State.PROMOTED) ? " is promoted at " : " moved on to ")
 						+ next.percent() + "%");
 				if (next.state() == Rollout.State.PROMOTED) {
-					this.fleet.rollout(track.split, track.plan.fingerprint(), Action.PROMOTE, "promoted");
+					this.fleet.get().rollout(track.split, track.plan.fingerprint(), Action.PROMOTE, "promoted");
 				}
 			}
 		}
-	}
-
-	private void act(Track track, Action action) {
-		apply(track, action, "by an operator", true);
 	}
 
 	/**
@@ -429,7 +444,7 @@ public final class SplitRollouts implements SmartLifecycle {
 		logger.info("Rollout of " + track.plan.target() + " in split " + track.split + " is " + verdict + " " + by
 				+ ", at " + next.percent() + "%");
 		if (tell) {
-			this.fleet.rollout(track.split, track.plan.fingerprint(), action, "by an operator");
+			this.fleet.get().rollout(track.split, track.plan.fingerprint(), action, "by an operator");
 		}
 	}
 

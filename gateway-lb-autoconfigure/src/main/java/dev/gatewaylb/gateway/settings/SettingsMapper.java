@@ -184,31 +184,29 @@ final class SettingsMapper {
 				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
 						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
 				: null;
-		Rollout.Plan rollout = rollout(key + ".rollout", split);
-		try {
-			return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(), rollout);
-		}
-		catch (IllegalArgumentException ex) {
-			// The target is one of the split's (checked above): the others have no
-			// weight.
-			throw new InvalidConfigurationPropertyValueException(key + ".rollout.target",
-					(rollout != null) ? rollout.target() : null,
-					"expected: a target whose split has other targets with weights above 0, to share the rest");
-		}
+		Rollout.Plan rollout = rollout(key + ".rollout", split, compiled);
+		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(), rollout);
 	}
 
 	/**
 	 * Maps a split's rollout, its defaults filled in, or rejects it naming the key.
 	 */
-	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split) {
+	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split, Split compiled) {
 		RolloutProperties rollout = split.rollout();
 		if (rollout == null) {
 			return null;
 		}
 		String target = rollout.target();
-		if (target == null || split.targets().keySet().stream().noneMatch(target::equalsIgnoreCase)) {
+		int index = (target != null) ? compiled.indexOf(target) : -1;
+		if (target == null || index < 0) {
 			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
 					"expected: one of the split's targets " + split.targets().keySet());
+		}
+		if (compiled.targets().stream().mapToInt(Split.Target::weight).sum() == compiled.targets()
+			.get(index)
+			.weight()) {
+			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
+					"expected: a target whose split has other targets with weights above 0, to share the rest");
 		}
 		List<Integer> steps = (rollout.steps() != null) ? rollout.steps() : List.of(5, 25, 50, 100);
 		Duration interval = (rollout.interval() != null) ? rollout.interval() : Duration.ofMinutes(5);

@@ -57,17 +57,13 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 
 	/**
 	 * Returns the layout the request path uses at a rollout's position.
-	 * @param index a step's index, or the number of steps for rolled back; clamped, so
-	 * that a request racing a refresh that restarted the rollout with fewer steps gets a
-	 * layout of the new rollout
+	 * @param index a step's index, or the number of steps for rolled back, of a rollout
+	 * of this plan (see {@code SplitRollouts#track(SplitSettings)}); 0 without one
 	 * @return the layout; the split itself when there is no rollout
 	 */
 	public Split layout(int index) {
 		List<Split> layouts = this.rolloutLayouts;
-		if (layouts.isEmpty()) {
-			return this.split;
-		}
-		return layouts.get(Math.min(Math.max(index, 0), layouts.size() - 1));
+		return layouts.isEmpty() ? this.split : layouts.get(index);
 	}
 
 	private static List<Split> layouts(Split split, Rollout.@Nullable Plan rollout) {

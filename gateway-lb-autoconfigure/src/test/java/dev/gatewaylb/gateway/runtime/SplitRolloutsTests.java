@@ -40,7 +40,7 @@ class SplitRolloutsTests {
 	@Test
 	void keepsARolloutWhoseBlockIsUnchangedAndRestartsOneWhoseBlockChanged() {
 		LiveSettings settings = new LiveSettings(settings(100, "50,100"));
-		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L);
+		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L, () -> FleetDecisions.NONE);
 		this.rollouts.start();
 		this.rollouts.sync();
 		SplitRollouts.Track started = this.rollouts.track("shop");
@@ -52,6 +52,7 @@ class SplitRolloutsTests {
 		GatewayLbSettings weightsChanged = settings(90, "50,100");
 		Rollout.Plan keptPlan = weightsChanged.split("shop").rollout();
 		assertThat(started.isOf(keptPlan)).as("an equal plan, before the thread applied it").isTrue();
+		assertThat(this.rollouts.track(weightsChanged.split("shop"))).isSameAs(started);
 		settings.apply(weightsChanged);
 		this.rollouts.sync();
 		assertThat(this.rollouts.track("shop")).isSameAs(started);
@@ -61,10 +62,14 @@ class SplitRolloutsTests {
 		GatewayLbSettings blockChanged = settings(90, "10,50,100");
 		Rollout.Plan newPlan = blockChanged.split("shop").rollout();
 		assertThat(started.isOf(newPlan)).as("another plan is not this rollout").isFalse();
+		assertThat(this.rollouts.track(blockChanged.split("shop")))
+			.as("the new settings' requests take their first step until the thread restarts the rollout")
+			.isNull();
 		settings.apply(blockChanged);
 		this.rollouts.sync();
 		SplitRollouts.Track restarted = this.rollouts.track("shop");
 		assertThat(restarted).isNotSameAs(started);
+		assertThat(this.rollouts.track(blockChanged.split("shop"))).isSameAs(restarted);
 		assertThat(restarted.status().percent()).isEqualTo(10);
 		assertThat(restarted.verdicts()).last()
 			.extracting(SplitRollouts.Verdict::reason)
@@ -76,7 +81,7 @@ class SplitRolloutsTests {
 	@Test
 	void holdsAStepWithoutEnoughRequestsAndForgetsARolloutWhoseBlockWasRemoved() {
 		LiveSettings settings = new LiveSettings(settings(100, "50,100"));
-		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L);
+		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L, () -> FleetDecisions.NONE);
 		this.rollouts.start();
 		this.rollouts.sync();
 		this.clock.addAndGet(61 * SECOND);
@@ -99,9 +104,8 @@ class SplitRolloutsTests {
 	@Test
 	void tellsTheFleetItsOwnDecisionsAndFollowsOthersAboutTheSamePlanOnly() {
 		LiveSettings settings = new LiveSettings(settings(100, "50,100"));
-		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L);
 		List<String> told = new CopyOnWriteArrayList<>();
-		this.rollouts.fleet(new FleetDecisions() {
+		FleetDecisions fleet = new FleetDecisions() {
 
 			@Override
 			public void rollout(String split, String plan, SplitRollouts.Action action, String reason) {
@@ -112,7 +116,8 @@ class SplitRolloutsTests {
 			public void drain(String service, String endpoint, boolean drain) {
 			}
 
-		});
+		};
+		this.rollouts = new SplitRollouts(settings, this.clock::get, () -> 0L, () -> fleet);
 		this.rollouts.start();
 		this.rollouts.sync();
 		String plan = settings.get().split("shop").rollout().fingerprint();

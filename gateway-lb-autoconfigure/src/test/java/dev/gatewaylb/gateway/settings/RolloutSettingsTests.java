@@ -50,6 +50,7 @@ class RolloutSettingsTests {
 	@CsvSource(delimiter = '|',
 			textBlock = """
 					rollout.target         | shop-beta | gateway.lb.splits.shop.rollout.target         | expected: one of the split's targets
+					rollout.target         | shop-stable | gateway.lb.splits.shop.rollout.target       | expected: a target whose split has other targets with weights above 0
 					rollout.steps          | 25,5      | gateway.lb.splits.shop.rollout.steps          | steps: [25, 5] (expected: increasing percents)
 					rollout.steps          | 50,150    | gateway.lb.splits.shop.rollout.steps          | steps: [50, 150] (expected: percents from 1 to 100)
 					rollout.interval       | 500ms     | gateway.lb.splits.shop.rollout.interval       | interval: 500ms (expected: at least 1s)
