@@ -37,10 +37,10 @@ import org.springframework.context.SmartLifecycle;
  * <p>
  * Everything that changes a rollout runs on one thread of its own, so its decisions need
  * no lock and a judgement never runs on an event loop. The request path reads a
- * {@link Track}: one map read, then two volatile reads (the layout index of the step, and
- * whether the step is being judged and so records outcomes). A step changes the layout by
- * an index into layouts the settings derived when they were bound: nothing is built when
- * a step is taken.
+ * {@link Track}: one map read, then three volatile reads (its plan, compared by reference
+ * with the settings', the layout index of the step, and whether the step is being judged
+ * and so records outcomes). A step changes the layout by an index into layouts the
+ * settings derived when they were bound: nothing is built when a step is taken.
  */
 public final class SplitRollouts implements SmartLifecycle {
 
