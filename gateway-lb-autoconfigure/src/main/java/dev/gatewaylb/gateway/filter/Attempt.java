@@ -205,7 +205,7 @@ final class Attempt extends InFlightGuard
 		RolloutWindow rollout = this.lease.rolloutWindow();
 		switch (kind.charge()) {
 			case SUCCESS -> {
-				this.lease.runtimes().succeeded(this.runtime, endpoint());
+				this.runtime.succeeded(endpoint());
 				if (rollout != null) {
 					rollout.succeeded(this.lease.runtimes().nanoTime() - startNanos());
 				}
@@ -214,7 +214,7 @@ final class Attempt extends InFlightGuard
 				if (this.runtime.recordsLatency()) {
 					recordFailure(FAILURE_LATENCY_NANOS, this.lease.runtimes().nanoTime());
 				}
-				this.lease.runtimes().failed(this.runtime, endpoint());
+				this.runtime.failed(endpoint());
 				if (rollout != null) {
 					rollout.failed();
 				}

@@ -1,13 +1,16 @@
 package dev.gatewaylb.gateway.runtime;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.health.Ejections;
+import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.health.RetryBudget;
 import dev.gatewaylb.hedge.Hedging;
 import org.apache.commons.logging.Log;
@@ -46,9 +49,11 @@ public final class ServiceRuntime {
 
 	private final long generation;
 
+	private final LongSupplier nanoClock;
+
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
-			Ejections ejections, long generation) {
+			Ejections ejections, long generation, LongSupplier nanoClock) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -59,6 +64,46 @@ public final class ServiceRuntime {
 		this.failingOpen = failingOpen;
 		this.ejections = ejections;
 		this.generation = generation;
+		this.nanoClock = nanoClock;
+	}
+
+	/**
+	 * Returns the balancer clock's current time: the clock of every latency sample,
+	 * deadline and ejection of the service.
+	 * @return nanoseconds
+	 */
+	public long nanoTime() {
+		return this.nanoClock.getAsLong();
+	}
+
+	/**
+	 * Records an attempt that an endpoint answered well (passive health). Reads no clock
+	 * unless the endpoint has a failure streak or past ejections to forget.
+	 * @param state the endpoint's state
+	 */
+	public void succeeded(EndpointState state) {
+		if (state.consecutiveFailures() != 0 || state.timesEjected() != 0) {
+			this.settings.health().passive().succeeded(state, this.nanoClock.getAsLong());
+		}
+	}
+
+	/**
+	 * Records an attempt that failed because of its endpoint (passive health): it may
+	 * eject the endpoint, and the balancer then rebuilds off the request path.
+	 * @param state the endpoint's state
+	 */
+	public void failed(EndpointState state) {
+		OutlierDetection detection = this.settings.health().passive();
+		if (!detection.isEnabled()) {
+			return;
+		}
+		long now = this.nanoClock.getAsLong();
+		if (detection.failed(state, snapshot(), this.ejections, now)) {
+			logger.warn("Ejected " + state.address() + " of service " + this.id + " for "
+					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms after " + detection.consecutiveFailures()
+					+ " failures in a row");
+			this.balancer.reevaluateLater();
+		}
 	}
 
 	/**
@@ -199,7 +244,7 @@ public final class ServiceRuntime {
 	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget,
 			@Nullable Hedging hedging) {
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
-				this.failingOpen, this.ejections, this.generation + 1);
+				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock);
 	}
 
 	AtomicBoolean failingOpen() {

@@ -274,38 +274,6 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	}
 
 	/**
-	 * Records an attempt that an endpoint answered well. Reads no clock unless the
-	 * endpoint has a failure streak or past ejections to forget.
-	 * @param runtime the service's runtime
-	 * @param state the endpoint's state
-	 */
-	public void succeeded(ServiceRuntime runtime, EndpointState state) {
-		if (state.consecutiveFailures() != 0 || state.timesEjected() != 0) {
-			runtime.settings().health().passive().succeeded(state, this.nanoClock.getAsLong());
-		}
-	}
-
-	/**
-	 * Records an attempt that failed because of its endpoint; passive health may eject
-	 * the endpoint, and the balancer then rebuilds on the runtime thread.
-	 * @param runtime the service's runtime
-	 * @param state the endpoint's state
-	 */
-	public void failed(ServiceRuntime runtime, EndpointState state) {
-		OutlierDetection detection = runtime.settings().health().passive();
-		if (!detection.isEnabled()) {
-			return;
-		}
-		long now = this.nanoClock.getAsLong();
-		if (detection.failed(state, runtime.snapshot(), runtime.ejections(), now)) {
-			logger.warn("Ejected " + state.address() + " of service " + runtime.id() + " for "
-					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms after " + detection.consecutiveFailures()
-					+ " failures in a row");
-			runtime.balancer().reevaluateLater();
-		}
-	}
-
-	/**
 	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
 	 * finish, and it stays drained while discovery keeps it. Takes effect before this
 	 * returns. Blocks for the runtime thread, and right after start-up for the service's
@@ -496,7 +464,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		Upstream upstream = balancedHere ? this.upstreams.build(slot.id, serviceSettings.upstream()) : null;
 		ServiceRuntime runtime = new ServiceRuntime(slot.id, serviceSettings, balancer, upstream,
 				budget(serviceSettings), hedging(serviceSettings), ServiceCounters.create(), new AtomicBoolean(),
-				new Ejections(), 1);
+				new Ejections(), 1, this.nanoClock);
 		slot.runtime = runtime;
 		this.listeners.forEach((listener) -> listener.runtimeChanged(null, runtime));
 		if (!balancedHere) {
