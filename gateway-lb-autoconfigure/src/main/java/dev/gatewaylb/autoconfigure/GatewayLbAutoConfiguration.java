@@ -194,8 +194,8 @@ public final class GatewayLbAutoConfiguration {
 	static class FilterConfiguration {
 
 		@Bean
-		InFlightReleaseFilter gatewayLbInFlightReleaseFilter(ServiceRuntimes runtimes) {
-			return new InFlightReleaseFilter(runtimes);
+		InFlightReleaseFilter gatewayLbInFlightReleaseFilter() {
+			return new InFlightReleaseFilter();
 		}
 
 		@Bean

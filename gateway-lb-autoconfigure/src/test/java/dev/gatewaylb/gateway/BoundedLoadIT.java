@@ -43,6 +43,9 @@ class BoundedLoadIT extends GatewayIntegrationTest {
 	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"),
 			TestBackend.start("c"));
 
+	static final List<TestBackend> quietBackends = List.of(TestBackend.start("qa"), TestBackend.start("qb"),
+			TestBackend.start("qc"));
+
 	static {
 		backends.forEach((backend) -> backend.delay(Duration.ofMillis(40)));
 	}
@@ -54,12 +57,31 @@ class BoundedLoadIT extends GatewayIntegrationTest {
 			.instances("hot", backends)
 			.set("gateway.lb.services.hot.algorithm", "consistent-hash")
 			.set("gateway.lb.services.hot.hash-key", "header:X-User")
-			.set("gateway.lb.services.hot.hash-balance-factor", "1.25");
+			.set("gateway.lb.services.hot.hash-balance-factor", "1.25")
+			.route("quiet")
+			.instances("quiet", quietBackends)
+			.set("gateway.lb.services.quiet.algorithm", "consistent-hash")
+			.set("gateway.lb.services.quiet.hash-key", "header:X-User")
+			.set("gateway.lb.services.quiet.hash-balance-factor", "1.25");
 	}
 
 	@AfterAll
 	static void stopBackends() {
 		backends.forEach(TestBackend::close);
+		quietBackends.forEach(TestBackend::close);
+	}
+
+	@Test
+	void aQuietKeyStaysOnItsEndpointRequestAfterRequest() {
+		// One client, one request at a time, each sent the moment the previous answer is
+		// in: with three endpoints the bound is ceil(1.25 x 2 / 3) = 1, so the owner must
+		// not still count the previous request in flight when the next one is picked.
+		ready("quiet");
+		List<String> answeredBy = new ArrayList<>();
+		for (int i = 0; i < 300; i++) {
+			answeredBy.add(this.client.getNow("/quiet/" + i, Map.of("X-User", KEY)).backend());
+		}
+		assertThat(answeredBy).as("backends in order").containsOnly(answeredBy.get(0));
 	}
 
 	@Test

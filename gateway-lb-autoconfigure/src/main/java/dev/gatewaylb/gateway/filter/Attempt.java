@@ -3,8 +3,6 @@ package dev.gatewaylb.gateway.filter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.InFlightGuard;
@@ -16,22 +14,30 @@ import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
 
 /**
- * One attempt of an exchange at one endpoint: its in-flight claim (it is the guard), how
- * far it got, and its outcome, settled once.
+ * One attempt of an exchange at one endpoint: its in-flight claim (it is the guard), what
+ * its connection reported (how far it got, the status, when it was sent), and its
+ * outcome, settled once. It is the {@link UpstreamObserver} of its request: the service's
+ * client reports to it on the upstream connection's event loop.
  * <p>
- * The attempt filter and the upstream connection's event loop both report what they see
- * (the filter: an error before the headers, a status to retry; the connection: headers, a
- * body that arrived whole or broke off). Whichever settles first decides the outcome, by
- * one compare-and-set, so an attempt is charged at most once: a retried 503 is not
- * charged again when the gateway closes its connection, and a body cut by a client that
- * went away is charged to nobody.
+ * The outcome is settled by one compare-and-set, by whichever comes first: the
+ * connection's own end ({@link #responseCompleted()}, {@link #responseFailed}), or the
+ * exchange's owner ({@link ProxiedExchange}) for what only it sees (an error before the
+ * headers, a failure status, a retry or a hedge that makes the attempt moot). So an
+ * attempt is charged at most once: a retried 503 is not charged again when the gateway
+ * closes its connection, and a body cut by a client that went away is charged to nobody.
+ * The claim ends when the endpoint is done with the request (its body arrived or the
+ * attempt ended), not when the gateway has finished writing to the client: a client that
+ * sends its next request as soon as it has the answer must not find the endpoint still
+ * busy with the last one.
+ * <p>
+ * Everything an attempt needs is given when it is made; it calls nothing back but its
+ * endpoint's passive health, its rollout side, and, for the first attempt of a hedged
+ * round, the hedge timer it was given.
  */
-final class Attempt extends InFlightGuard
-		implements UpstreamObserver, Supplier<Mono<Void>>, Function<Throwable, Mono<Void>> {
+final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	/**
 	 * What a failed attempt's latency sample counts as at least: a failure that is fast
@@ -40,9 +46,9 @@ final class Attempt extends InFlightGuard
 	static final long FAILURE_LATENCY_NANOS = 1_000_000_000L;
 
 	/**
-	 * The attribute that carries an attempt on the exchange of a hedged attempt
-	 * ({@link AttemptExchange}): two attempts of one exchange run at once there, so the
-	 * lease's current attempt does not say which one a request belongs to.
+	 * The exchange attribute that names the attempt an exchange routes: the real
+	 * exchange's for a single attempt, each hedged attempt's own exchange's in a race
+	 * ({@link AttemptExchange}).
 	 */
 	static final String ATTRIBUTE = Attempt.class.getName();
 
@@ -57,34 +63,52 @@ final class Attempt extends InFlightGuard
 		}
 	}
 
-	private final ExchangeLease lease;
-
 	private final ServiceRuntime runtime;
 
 	private final Member member;
+
+	private final ExchangeLease lease;
+
+	private final @Nullable RolloutWindow rollout;
+
+	/**
+	 * When the exchange's first request was sent, by the balancer clock; 0 when this
+	 * attempt is the first to be sent, or the time was not needed.
+	 */
+	private final long firstSentNanos;
+
+	private final @Nullable SendListener sendListener;
 
 	private volatile Outcome.Phase phase = Outcome.Phase.CONNECTING;
 
 	private volatile int status;
 
-	/**
-	 * The race this attempt runs in when its service hedges; written before the attempt
-	 * is subscribed, so every callback of its request sees it.
-	 */
-	private @Nullable HedgedAttempts race;
+	private volatile long sentNanos;
 
 	@SuppressWarnings("unused") // accessed through SETTLED
 	private volatile Outcome.@Nullable Kind settled;
 
-	Attempt(EndpointState state, long decayNanos, ExchangeLease lease, ServiceRuntime runtime, Member member) {
+	/**
+	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
+	 * raised.
+	 * @param state the endpoint's state
+	 * @param decayNanos the peak-EWMA decay of the service
+	 * @param runtime the service's runtime
+	 * @param member the endpoint
+	 * @param lease the exchange's lease, which says whether the client went away
+	 * @param rollout the rollout side the attempt's outcome counts on, or {@code null}
+	 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
+	 * @param sendListener told when the request is sent, or {@code null}
+	 */
+	Attempt(EndpointState state, long decayNanos, ServiceRuntime runtime, Member member, ExchangeLease lease,
+			@Nullable RolloutWindow rollout, long firstSentNanos, @Nullable SendListener sendListener) {
 		super(state, decayNanos);
-		this.lease = lease;
 		this.runtime = runtime;
 		this.member = member;
-	}
-
-	ExchangeLease lease() {
-		return this.lease;
+		this.lease = lease;
+		this.rollout = rollout;
+		this.firstSentNanos = firstSentNanos;
+		this.sendListener = sendListener;
 	}
 
 	ServiceRuntime runtime() {
@@ -99,8 +123,22 @@ final class Attempt extends InFlightGuard
 		return this.phase;
 	}
 
-	void race(HedgedAttempts race) {
-		this.race = race;
+	/**
+	 * Returns when the request was sent, by the balancer clock: read only when a retry
+	 * deadline, a latency sample, a hedge or a rollout needs it.
+	 * @return the time, or 0 if not sent or not read
+	 */
+	long sentNanos() {
+		return this.sentNanos;
+	}
+
+	/**
+	 * Returns when the exchange's first request was sent: this attempt's, if it was the
+	 * first.
+	 * @return the time, or 0 if not sent or not read
+	 */
+	long firstSentOfExchangeNanos() {
+		return (this.firstSentNanos != 0) ? this.firstSentNanos : this.sentNanos;
 	}
 
 	/**
@@ -117,35 +155,27 @@ final class Attempt extends InFlightGuard
 		return this.settled;
 	}
 
-	/**
-	 * Continues the exchange once the rest of the chain completed: the attempt is its own
-	 * step, so an attempt allocates no lambda for it.
-	 * @return what the attempt filter makes of the headers
-	 */
-	@Override
-	public Mono<Void> get() {
-		return this.lease.filter().afterHeaders(this);
-	}
-
-	/**
-	 * Continues the exchange after an error of the rest of the chain.
-	 * @param error the error
-	 * @return what the attempt filter makes of it
-	 */
-	@Override
-	public Mono<Void> apply(Throwable error) {
-		return this.lease.filter().afterError(this, error);
-	}
-
 	@Override
 	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
-		Duration deadline = this.lease.requestPrepared(this);
-		HedgedAttempts race = this.race;
-		if (race != null) {
-			race.sent(this, eventLoop);
+		boolean retries = this.runtime.settings().retry().attempts() > 0;
+		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.rollout != null;
+		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtime.nanoTime() : 0;
+		if (latency) {
+			start(now);
 		}
-		return deadline;
+		if (now != 0) {
+			this.sentNanos = now;
+		}
+		if (this.firstSentNanos == 0 && retries) {
+			// Once per exchange: the first request sent is what the budget is a share of.
+			this.runtime.budget().requested(now);
+		}
+		SendListener listener = this.sendListener;
+		if (listener != null) {
+			listener.sent(this, eventLoop);
+		}
+		return Deadline.headerTimeout(this.runtime.settings().upstream().responseTimeout(), this.firstSentNanos, now);
 	}
 
 	@Override
@@ -160,7 +190,7 @@ final class Attempt extends InFlightGuard
 		Hedging hedging = this.runtime.hedging();
 		boolean endpointLatency = this.runtime.recordsLatency();
 		if (endpointLatency || hedging != null) {
-			long now = this.lease.runtimes().nanoTime();
+			long now = this.runtime.nanoTime();
 			if (endpointLatency) {
 				recordLatency(now);
 			}
@@ -172,13 +202,13 @@ final class Attempt extends InFlightGuard
 
 	@Override
 	public void responseCompleted() {
-		// The status decides even here: the filter may not have looked at it yet.
-		settle(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
+		// The status decides even here: the owner may not have looked at it yet.
+		end(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
 	}
 
 	@Override
 	public void responseFailed(Throwable error) {
-		settle(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));
+		end(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));
 	}
 
 	/**
@@ -192,7 +222,8 @@ final class Attempt extends InFlightGuard
 	}
 
 	/**
-	 * Settles the outcome, the first time only, and charges the endpoint for it.
+	 * Settles the outcome, the first time only, and charges the endpoint for it; the
+	 * claim stays (a failure status's body is still on its way).
 	 * @param kind the outcome
 	 * @return whether this call settled it
 	 */
@@ -202,17 +233,17 @@ final class Attempt extends InFlightGuard
 		}
 		// A rollout judges its target by what passive health charges: the same failures,
 		// and nothing for a client that left or an attempt the gateway gave up.
-		RolloutWindow rollout = this.lease.rolloutWindow();
+		RolloutWindow rollout = this.rollout;
 		switch (kind.charge()) {
 			case SUCCESS -> {
 				this.runtime.succeeded(endpoint());
 				if (rollout != null) {
-					rollout.succeeded(this.lease.runtimes().nanoTime() - startNanos());
+					rollout.succeeded(this.runtime.nanoTime() - startNanos());
 				}
 			}
 			case FAILURE -> {
 				if (this.runtime.recordsLatency()) {
-					recordFailure(FAILURE_LATENCY_NANOS, this.lease.runtimes().nanoTime());
+					recordFailure(FAILURE_LATENCY_NANOS, this.runtime.nanoTime());
 				}
 				this.runtime.failed(endpoint());
 				if (rollout != null) {
@@ -227,10 +258,36 @@ final class Attempt extends InFlightGuard
 	}
 
 	/**
+	 * Ends the attempt: settles its outcome if nothing has, and releases its claim, the
+	 * endpoint being done with it.
+	 * @param kind the outcome, if not settled yet
+	 */
+	void end(Outcome.Kind kind) {
+		settle(kind);
+		release();
+	}
+
+	/**
 	 * Gives the attempt up: whatever it has not settled yet is the gateway's doing.
 	 */
 	void abandon() {
-		settle(Outcome.Kind.CANCELLED);
+		end(Outcome.Kind.CANCELLED);
+	}
+
+	/**
+	 * Hears that an attempt's request is about to be sent, on its connection's event
+	 * loop: the first attempt of a hedged round arms the hedge timer there.
+	 */
+	@FunctionalInterface
+	interface SendListener {
+
+		/**
+		 * Called when the attempt's request is about to be sent.
+		 * @param attempt the attempt
+		 * @param eventLoop the event loop of its connection, the calling thread
+		 */
+		void sent(Attempt attempt, EventLoop eventLoop);
+
 	}
 
 }

@@ -41,14 +41,12 @@ final class AttemptExchange extends ServerWebExchangeDecorator {
 
 	/**
 	 * Creates the exchange of one attempt.
-	 * @param exchange the real exchange, as the attempt filter has it
-	 * @param attempt the attempt
+	 * @param exchange the real exchange, as its owner has it
 	 * @param backup whether the attempt is a backup, which sends no body
 	 */
-	AttemptExchange(ServerWebExchange exchange, Attempt attempt, boolean backup) {
+	AttemptExchange(ServerWebExchange exchange, boolean backup) {
 		super(exchange);
 		this.attributes = new HashMap<>(exchange.getAttributes());
-		this.attributes.put(Attempt.ATTRIBUTE, attempt);
 		this.response = new CapturedResponse(exchange.getResponse().bufferFactory());
 		this.request = backup ? new WithoutBody(exchange.getRequest()) : null;
 	}
@@ -86,11 +84,7 @@ final class AttemptExchange extends ServerWebExchangeDecorator {
 		}
 		target.getHeaders().addAll(headers);
 		Map<String, Object> attributes = exchange.getAttributes();
-		this.attributes.forEach((name, value) -> {
-			if (!Attempt.ATTRIBUTE.equals(name)) {
-				attributes.put(name, value);
-			}
-		});
+		attributes.putAll(this.attributes);
 		if (!this.attributes.containsKey(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR)) {
 			attributes.remove(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR);
 		}

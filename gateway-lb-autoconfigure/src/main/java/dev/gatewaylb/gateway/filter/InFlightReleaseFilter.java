@@ -1,6 +1,5 @@
 package dev.gatewaylb.gateway.filter;
 
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -25,27 +24,16 @@ import org.springframework.web.server.ServerWebExchange;
  */
 public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 
-	private final ServiceRuntimes runtimes;
-
-	/**
-	 * Creates the filter.
-	 * @param runtimes every service's runtime, which outcomes are reported to
-	 */
-	public InFlightReleaseFilter(ServiceRuntimes runtimes) {
-		this.runtimes = runtimes;
-	}
-
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		Route route = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR);
 		if (route == null || !"lb".equalsIgnoreCase(route.getUri().getScheme())) {
 			return chain.filter(exchange);
 		}
-		ExchangeLease lease = new ExchangeLease(this.runtimes, exchange.getRequest().getRemoteAddress());
+		ExchangeLease lease = new ExchangeLease();
 		exchange.getAttributes().put(ExchangeLease.ATTRIBUTE, lease);
 		ServerWebExchange observed = new UpstreamBodyResponse.Exchange(exchange, lease);
-		// The lease is both hooks: clientGone on cancel, close at the end.
-		return chain.filter(observed).doOnCancel(lease).doFinally(lease);
+		return chain.filter(observed).doOnCancel(lease::clientGone).doFinally((signal) -> lease.close());
 	}
 
 	@Override

@@ -26,14 +26,17 @@ import org.springframework.web.server.ServerWebExchangeDecorator;
  * be written and the end of the upstream connection would pass for the end of the answer,
  * so the client's connection is closed instead.
  */
-final class RequestBodyIdle extends ServerHttpRequestDecorator implements Runnable {
+final class RequestBodyIdle extends ServerHttpRequestDecorator {
 
 	private final Attempt attempt;
 
+	private final ServerWebExchange exchange;
+
 	private final long idleNanos;
 
-	private RequestBodyIdle(ServerHttpRequest delegate, Attempt attempt, long idleNanos) {
-		super(delegate);
+	private RequestBodyIdle(ServerWebExchange exchange, Attempt attempt, long idleNanos) {
+		super(exchange.getRequest());
+		this.exchange = exchange;
 		this.attempt = attempt;
 		this.idleNanos = idleNanos;
 	}
@@ -50,7 +53,7 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator implements Runnab
 		if (idleNanos <= 0 || !hasBody(exchange.getRequest().getHeaders())) {
 			return exchange;
 		}
-		return new Exchange(exchange, new RequestBodyIdle(exchange.getRequest(), attempt, idleNanos));
+		return new Exchange(exchange, new RequestBodyIdle(exchange, attempt, idleNanos));
 	}
 
 	/**
@@ -65,7 +68,7 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator implements Runnab
 	@Override
 	public Flux<DataBuffer> getBody() {
 		return new IdleLimitedBody(super.getBody(), this.idleNanos, Schedulers.parallel(),
-				this.attempt.lease().runtimes()::nanoTime, this);
+				this.attempt.runtime()::nanoTime, this::idle);
 	}
 
 	/**
@@ -75,11 +78,9 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator implements Runnab
 	 * end could reach the attempt (as a body that broke off, the endpoint's failure)
 	 * before the client's closed connection is noted as the client going away.
 	 */
-	@Override
-	public void run() {
+	private void idle() {
 		this.attempt.settle(Outcome.Kind.REQUEST_BODY_IDLE);
-		if (this.attempt.phase() == Outcome.Phase.RECEIVING
-				|| this.attempt.lease().exchange().getResponse().isCommitted()) {
+		if (this.attempt.phase() == Outcome.Phase.RECEIVING || this.exchange.getResponse().isCommitted()) {
 			closeClientConnection();
 		}
 	}

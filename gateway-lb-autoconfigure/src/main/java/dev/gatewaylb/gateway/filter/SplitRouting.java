@@ -50,24 +50,24 @@ final class SplitRouting {
 	}
 
 	/**
-	 * Returns the target service of the exchange, counts it, and leaves the affinity
-	 * value as the lease's hash key.
-	 * @param exchange the exchange
+	 * Returns the target service of an exchange, counts it, and leaves the affinity value
+	 * as the exchange's hash key and the rollout side on the owner.
+	 * @param owner the exchange's owner
 	 * @param split the split its URL names
-	 * @param lease the exchange's lease
-	 * @param trustedProxies the networks whose forwarding headers are believed
 	 * @return the target's service id
 	 */
-	String route(ServerWebExchange exchange, SplitSettings split, ExchangeLease lease, List<Cidr> trustedProxies) {
+	String route(ProxiedExchange owner, SplitSettings split) {
+		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
-		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), lease, trustedProxies)
+		List<Cidr> trustedProxies = owner.settings().trustedProxies();
+		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), trustedProxies)
 				: null;
 		// The step's layout index is one volatile read; the layouts themselves are
 		// immutable and were built with the settings, so no lock and no build here. A
 		// split without a rollout has one layout, the split itself.
 		SplitRollouts.Track rollout = this.rollouts.track(split);
 		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
-		int target = overridden(request, split, lease, trustedProxies);
+		int target = overridden(request, split, owner);
 		boolean chosen = target < 0;
 		if (chosen) {
 			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
@@ -75,11 +75,11 @@ final class SplitRouting {
 		String service = choice.targets().get(target).service();
 		this.counters.increment(choice.name(), service);
 		if (affinityValue != null) {
-			lease.hashKey(affinityValue);
+			owner.pinHashKey(affinityValue);
 		}
 		if (rollout != null && chosen) {
 			// An overridden request is a tester's, not the split's traffic: not judged.
-			lease.rolloutWindow(rollout.window(target == split.rolloutTarget()));
+			owner.judgeOn(rollout.window(target == split.rolloutTarget()));
 		}
 		return service;
 	}
@@ -103,14 +103,15 @@ final class SplitRouting {
 	/**
 	 * Returns the request's well-formed affinity value, or mints one and sets the cookie.
 	 */
-	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky, ExchangeLease lease,
+	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky,
 			List<Cidr> trustedProxies) {
 		String presented = Cookies.first(exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE), sticky.name());
 		if (AffinityCookie.isValid(presented)) {
 			return presented;
 		}
 		String value = this.affinity.mint();
-		boolean secure = sticky.secure() || cameOverHttps(exchange.getRequest(), lease, trustedProxies);
+		boolean secure = sticky.secure()
+				|| cameOverHttps(exchange.getRequest(), exchange.getRequest().getRemoteAddress(), trustedProxies);
 		exchange.getResponse().addCookie(sticky.toResponseCookie(value, secure));
 		return value;
 	}
@@ -122,7 +123,8 @@ final class SplitRouting {
 	 * with {@code https}. A client that is not a trusted proxy cannot make the gateway
 	 * believe the header.
 	 */
-	static boolean cameOverHttps(ServerHttpRequest request, ExchangeLease lease, List<Cidr> trustedProxies) {
+	static boolean cameOverHttps(ServerHttpRequest request, @Nullable InetSocketAddress peer,
+			List<Cidr> trustedProxies) {
 		if (request.getSslInfo() != null || "https".equalsIgnoreCase(request.getURI().getScheme())) {
 			return true;
 		}
@@ -130,7 +132,6 @@ final class SplitRouting {
 		if (proto == null || trustedProxies.isEmpty()) {
 			return false;
 		}
-		InetSocketAddress peer = lease.remoteAddress();
 		InetAddress peerAddress = (peer != null) ? peer.getAddress() : null;
 		if (peerAddress == null || !Cidr.anyContains(trustedProxies, peerAddress)) {
 			return false;
@@ -145,8 +146,7 @@ final class SplitRouting {
 	 * Returns the index of the target the override header names, when its sender is
 	 * trusted, or -1.
 	 */
-	private static int overridden(ServerHttpRequest request, SplitSettings split, ExchangeLease lease,
-			List<Cidr> trustedProxies) {
+	private static int overridden(ServerHttpRequest request, SplitSettings split, ProxiedExchange owner) {
 		String header = split.overrideHeader();
 		if (header == null || split.overrideTrustedClients().isEmpty()) {
 			return -1;
@@ -159,8 +159,7 @@ final class SplitRouting {
 		if (target < 0) {
 			return -1;
 		}
-		InetAddress client = ClientAddresses.resolveAddress(lease.remoteAddress(),
-				request.getHeaders().get("X-Forwarded-For"), trustedProxies);
+		InetAddress client = owner.clientAddress();
 		return (client != null && split.trustsOverrideFrom(client)) ? target : -1;
 	}
 

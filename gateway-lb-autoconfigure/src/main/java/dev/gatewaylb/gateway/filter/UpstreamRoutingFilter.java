@@ -2,7 +2,6 @@ package dev.gatewaylb.gateway.filter;
 
 import java.util.List;
 
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 
@@ -17,11 +16,12 @@ import org.springframework.web.server.ServerWebExchange;
 /**
  * Spring Cloud Gateway's routing filter with one HTTP client per upstream service: an
  * attempt's request goes out through its service's own pool, whose client reports the
- * attempt's progress to it. Every other exchange passes on to the gateway's own routing
- * filters, as do WebSocket upgrades, which the gateway's WebSocket routing filter handles
- * (its order follows this one's: {@link FilterOrder}). A request body is sent as the
- * client sends it, bounded by {@code timeouts.request-body-idle}
- * ({@link RequestBodyIdle}).
+ * attempt's progress to it. The exchange names its attempt in an attribute
+ * ({@link Attempt#ATTRIBUTE}), the same way for a single attempt and for each attempt of
+ * a hedged round. Every other exchange passes on to the gateway's own routing filters, as
+ * do WebSocket upgrades, which the gateway's WebSocket routing filter handles (its order
+ * follows this one's: {@link FilterOrder}). A request body is sent as the client sends
+ * it, bounded by {@code timeouts.request-body-idle} ({@link RequestBodyIdle}).
  * <p>
  * The gateway's routing filter then sees the exchange routed and passes it by.
  */
@@ -40,31 +40,19 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		Attempt attempt = attempt(exchange);
+		Attempt attempt = exchange.getAttribute(Attempt.ATTRIBUTE);
 		if (attempt == null || "websocket".equalsIgnoreCase(exchange.getRequest().getHeaders().getUpgrade())) {
 			return chain.filter(exchange);
 		}
-		// The client's body goes out as the client sends it, within request-body-idle.
-		return super.filter(RequestBodyIdle.bound(exchange, attempt), chain);
+		// The client's body goes out as the client sends it, within request-body-idle;
+		// the attempt, in the Reactor context, hears from the client how it went.
+		return super.filter(RequestBodyIdle.bound(exchange, attempt), chain).contextWrite(attempt.context());
 	}
 
 	@Override
 	protected HttpClient getHttpClient(Route route, ServerWebExchange exchange) {
-		Attempt attempt = attempt(exchange);
+		Attempt attempt = exchange.getAttribute(Attempt.ATTRIBUTE);
 		return (attempt != null) ? attempt.runtime().upstream().client() : super.getHttpClient(route, exchange);
-	}
-
-	/**
-	 * Returns the attempt an exchange routes: the lease's current one, or, for an
-	 * exchange whose attempts race (two at once), the one its own exchange carries. An
-	 * exchange that is not hedged pays one attribute read, as before hedging.
-	 */
-	private static @Nullable Attempt attempt(ServerWebExchange exchange) {
-		ExchangeLease lease = exchange.getAttribute(ExchangeLease.ATTRIBUTE);
-		if (lease == null) {
-			return null;
-		}
-		return lease.isHedged() ? exchange.getAttribute(Attempt.ATTRIBUTE) : lease.attempt();
 	}
 
 	@Override

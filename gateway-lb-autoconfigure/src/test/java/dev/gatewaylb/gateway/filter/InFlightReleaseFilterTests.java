@@ -42,14 +42,12 @@ class InFlightReleaseFilterTests {
 	void notesTheClientGoneAndReleasesTheAttemptWhenTheExchangeIsCancelled() {
 		MockServerWebExchange exchange = lbExchange();
 		AtomicReference<Attempt> attempt = new AtomicReference<>();
-		Disposable subscription = new InFlightReleaseFilter(this.service.fixture.runtimes)
-			.filter(exchange, (chained) -> {
-				ExchangeLease lease = chained.getAttribute(ExchangeLease.ATTRIBUTE);
-				attempt.set(this.service.attempt(lease, 0));
-				lease.hold(attempt.get());
-				return Mono.never();
-			})
-			.subscribe();
+		Disposable subscription = new InFlightReleaseFilter().filter(exchange, (chained) -> {
+			ExchangeLease lease = chained.getAttribute(ExchangeLease.ATTRIBUTE);
+			attempt.set(this.service.attempt(lease, 0));
+			lease.hold(attempt.get());
+			return Mono.never();
+		}).subscribe();
 		assertThat(this.snapshot.state(0).inFlight()).isEqualTo(1);
 
 		subscription.dispose();
@@ -67,7 +65,7 @@ class InFlightReleaseFilterTests {
 
 	@Test
 	void chargesABodyThatBreaksOffWhileTheClientIsThere() {
-		ExchangeLease lease = new ExchangeLease(this.service.fixture.runtimes, null);
+		ExchangeLease lease = new ExchangeLease();
 		Attempt attempt = this.service.attempt(lease, 1);
 		lease.hold(attempt);
 		attempt.responseReceived(200);
@@ -79,7 +77,7 @@ class InFlightReleaseFilterTests {
 
 	@Test
 	void settlesAnAttemptOnceWhateverReportsIt() {
-		ExchangeLease lease = new ExchangeLease(this.service.fixture.runtimes, null);
+		ExchangeLease lease = new ExchangeLease();
 		Attempt attempt = this.service.attempt(lease, 1);
 		lease.hold(attempt);
 		attempt.responseReceived(503);
@@ -99,7 +97,7 @@ class InFlightReleaseFilterTests {
 		exchange.getAttributes()
 			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 					Route.async().id("plain").uri("http://example.org").predicate((e) -> true).build());
-		new InFlightReleaseFilter(this.service.fixture.runtimes).filter(exchange, (chained) -> Mono.empty()).block();
+		new InFlightReleaseFilter().filter(exchange, (chained) -> Mono.empty()).block();
 		assertThat((Object) exchange.getAttribute(ExchangeLease.ATTRIBUTE)).isNull();
 	}
 

@@ -27,10 +27,10 @@ class SplitRoutingTests {
 		MockServerHttpRequest request = MockServerHttpRequest.get("http://gateway/")
 			.header("X-Forwarded-Proto", "https, http")
 			.build();
-		assertThat(SplitRouting.cameOverHttps(request, lease("10.1.2.3"), TRUSTED_PROXIES)).isTrue();
-		assertThat(SplitRouting.cameOverHttps(request, lease("203.0.113.9"), TRUSTED_PROXIES)).isFalse();
-		assertThat(SplitRouting.cameOverHttps(request, lease("10.1.2.3"), List.of())).isFalse();
-		assertThat(SplitRouting.cameOverHttps(request, new ExchangeLease(null, null), TRUSTED_PROXIES)).isFalse();
+		assertThat(SplitRouting.cameOverHttps(request, peer("10.1.2.3"), TRUSTED_PROXIES)).isTrue();
+		assertThat(SplitRouting.cameOverHttps(request, peer("203.0.113.9"), TRUSTED_PROXIES)).isFalse();
+		assertThat(SplitRouting.cameOverHttps(request, peer("10.1.2.3"), List.of())).isFalse();
+		assertThat(SplitRouting.cameOverHttps(request, null, TRUSTED_PROXIES)).isFalse();
 	}
 
 	@Test
@@ -38,9 +38,9 @@ class SplitRoutingTests {
 		MockServerHttpRequest plain = MockServerHttpRequest.get("http://gateway/")
 			.header("X-Forwarded-Proto", "http, https")
 			.build();
-		assertThat(SplitRouting.cameOverHttps(plain, lease("10.1.2.3"), TRUSTED_PROXIES)).isFalse();
+		assertThat(SplitRouting.cameOverHttps(plain, peer("10.1.2.3"), TRUSTED_PROXIES)).isFalse();
 		MockServerHttpRequest secure = MockServerHttpRequest.get("https://gateway/").build();
-		assertThat(SplitRouting.cameOverHttps(secure, lease("203.0.113.9"), List.of())).isTrue();
+		assertThat(SplitRouting.cameOverHttps(secure, peer("203.0.113.9"), List.of())).isTrue();
 	}
 
 	@Test
@@ -56,8 +56,8 @@ class SplitRoutingTests {
 		assertThat(SplitRouting.withoutOverride(clean, split)).isSameAs(clean);
 	}
 
-	private static ExchangeLease lease(String peer) {
-		return new ExchangeLease(null, new InetSocketAddress(peer, 40000));
+	private static InetSocketAddress peer(String address) {
+		return new InetSocketAddress(address, 40000);
 	}
 
 }

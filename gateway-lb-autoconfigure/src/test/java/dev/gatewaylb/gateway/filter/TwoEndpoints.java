@@ -27,16 +27,16 @@ final class TwoEndpoints implements AutoCloseable {
 	}
 
 	ExchangeLease lease() {
-		return new ExchangeLease(this.fixture.runtimes, null);
+		return new ExchangeLease();
 	}
 
 	/**
-	 * Returns an attempt at endpoint {@code index}, claimed in flight, as the attempt
-	 * filter makes it.
+	 * Returns the first attempt of an exchange at endpoint {@code index}, claimed in
+	 * flight, as the exchange's owner makes it.
 	 */
 	Attempt attempt(ExchangeLease lease, int index) {
-		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), lease, this.runtime,
-				this.snapshot.value(index));
+		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), this.runtime,
+				this.snapshot.value(index), lease, null, 0, null);
 	}
 
 	@Override

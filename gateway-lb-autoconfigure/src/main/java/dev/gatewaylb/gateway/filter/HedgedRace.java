@@ -5,49 +5,45 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-import java.util.function.Function;
 
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
-import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
-import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
- * One round of attempts of an exchange whose service hedges
- * ({@code hedge.max-extra-load}): the attempt, and a backup on another endpoint if the
- * attempt is still waiting for its response headers after the service's hedge delay. The
- * first headers win: they are applied to the exchange and the other attempt is cancelled,
- * its in-flight claim released and nothing charged to its endpoint (the gateway cancelled
- * it, the endpoint did not fail). An attempt that fails while the other still runs is
- * charged its failure and the race waits for the other; when the last one fails, its
- * failure goes to the attempt filter's retry decision as any attempt's would. A round is
- * at most two attempts; a retry after it is a new round.
+ * The sender of a service that hedges ({@code hedge.max-extra-load}), beside the single
+ * send of {@link ProxiedExchange}: one round of an exchange's attempts, the attempt and a
+ * backup on another endpoint if the attempt is still waiting for its response headers
+ * after the service's hedge delay. The first headers win: they are applied to the
+ * exchange and the other attempt is cancelled, its in-flight claim released and nothing
+ * charged to its endpoint (the gateway cancelled it, the endpoint did not fail). An
+ * attempt that fails while the other still runs is charged its failure and the round
+ * waits for the other; when the last one fails, its failure is the round's result. The
+ * owner picks both attempts and decides what follows the round, as it does for a single
+ * attempt: a round is at most two attempts, and a retry after it is a new round.
  * <p>
  * Two threads may meet here: the event loop of the attempt's upstream connection, which
  * also runs the hedge timer, and the backup's; and a third, the client's, when it goes
  * away. They agree through one int, {@link #live}: the number of attempts still running,
- * or {@link #DONE} once the race is decided. The winner, the last failure or a
+ * or {@link #DONE} once the round is decided. The winner, the last failure or a
  * cancellation sets {@code DONE} with one atomic operation, so exactly one of them
  * decides. The timer publishes a backup in a volatile field before it joins by a
  * compare-and-set from a running count, so a backup never joins after the decision, and
  * whoever decides after it joined sees it and ends it; the backup then starts only from
  * new by a compare-and-set of its own, so one the decider ended first never starts. The
  * timer is cancelled the same way: written before {@code live} is read again. The
- * exchange itself (its lease, its attributes) is touched only by the thread that decided,
- * which goes on with it.
+ * exchange itself (its lease, its attributes, its endpoints tried) is touched only by the
+ * thread that decided, which goes on with it.
  */
-final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Attempt, Mono<Void>>, Runnable, Disposable {
+final class HedgedRace {
 
 	private static final int DONE = -1;
 
@@ -61,20 +57,20 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 
 	static {
 		try {
-			LIVE = MethodHandles.lookup().findVarHandle(HedgedAttempts.class, "live", int.class);
+			LIVE = MethodHandles.lookup().findVarHandle(HedgedRace.class, "live", int.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
 		}
 	}
 
-	private final AttemptFilter filter;
-
-	private final ExchangeLease lease;
+	private final ProxiedExchange owner;
 
 	private final ServiceRuntime runtime;
 
 	private final Hedging hedging;
+
+	private final MonoSink<Round> sink;
 
 	@SuppressWarnings("unused") // accessed through LIVE
 	private volatile int live = 1;
@@ -86,52 +82,45 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	private volatile @Nullable Future<?> timer;
 
 	/**
-	 * The error of the attempt that failed last, when the race ended with no headers.
+	 * The error of the attempt that failed last, when the round ended with no headers.
 	 */
 	private volatile @Nullable Throwable failure;
 
-	private @Nullable MonoSink<Attempt> sink;
-
-	private HedgedAttempts(AttemptFilter filter, ExchangeLease lease, ServiceRuntime runtime, Hedging hedging) {
-		this.filter = filter;
-		this.lease = lease;
+	private HedgedRace(ProxiedExchange owner, ServiceRuntime runtime, Hedging hedging, MonoSink<Round> sink) {
+		this.owner = owner;
 		this.runtime = runtime;
 		this.hedging = hedging;
+		this.sink = sink;
 	}
 
 	/**
-	 * Runs one round of attempts of an exchange whose service hedges.
-	 * @param filter the attempt filter, which picks and judges
-	 * @param lease the exchange's lease
+	 * Runs one round of an exchange's attempts.
+	 * @param owner the exchange's owner, which picks
 	 * @param runtime the service's runtime
 	 * @param hedging the service's hedging
-	 * @return completes as the attempt filter's handling of the winner, or of the last
-	 * failure
+	 * @return the attempt whose headers came first, or the one that failed last with its
+	 * error; a service with no endpoint to pick fails it with the owner's answer
 	 */
-	static Mono<Void> race(AttemptFilter filter, ExchangeLease lease, ServiceRuntime runtime, Hedging hedging) {
-		HedgedAttempts race = new HedgedAttempts(filter, lease, runtime, hedging);
-		return Mono.create(race).flatMap(race);
+	static Mono<Round> run(ProxiedExchange owner, ServiceRuntime runtime, Hedging hedging) {
+		return Mono.create((sink) -> new HedgedRace(owner, runtime, hedging, sink).start());
 	}
 
 	/**
 	 * Starts the first attempt, when the round is subscribed.
-	 * @param sink where the decision goes
 	 */
-	@Override
-	public void accept(MonoSink<Attempt> sink) {
-		this.sink = sink;
-		sink.onCancel(this);
-		Attempt attempt = this.filter.pick(this.lease, this.runtime);
+	private void start() {
+		this.sink.onCancel(this::cancel);
+		Attempt attempt = this.owner.pick(this.runtime, this::sent);
 		if (attempt == null) {
 			LIVE.setVolatile(this, DONE);
-			sink.error(this.filter.noEndpoint(this.runtime));
+			this.sink.error(this.owner.noEndpoint(this.runtime));
 			return;
 		}
-		if (this.lease.attempts() == 1) {
+		if (this.owner.isFirstRound()) {
 			// Once per exchange, however many rounds it takes.
-			this.hedging.requested(this.lease.runtimes().nanoTime());
+			this.hedging.requested(this.runtime.nanoTime());
 		}
-		Lane lane = new Lane(attempt, false, sink.contextView());
+		Lane lane = new Lane(attempt, false, this.sink.contextView());
 		this.primary = lane;
 		lane.start();
 	}
@@ -141,20 +130,17 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	 * delay and the latencies it comes from measure the same wait. The timer runs on the
 	 * attempt's own connection's event loop, the thread calling this: scheduling there
 	 * takes no lock and wakes no other thread, and the first attempt's answer, which
-	 * cancels it in most races, arrives on that loop too.
-	 * @param attempt the attempt, first or backup
-	 * @param eventLoop the event loop of the attempt's connection
+	 * cancels it in most rounds, arrives on that loop too.
 	 */
-	void sent(Attempt attempt, EventLoop eventLoop) {
-		Lane first = this.primary;
-		if (first == null || first.attempt != attempt || this.timer != null) {
+	private void sent(Attempt attempt, EventLoop eventLoop) {
+		if (this.timer != null) {
 			return;
 		}
 		long delay = this.hedging.delayNanos();
 		if (delay < 0 || (int) LIVE.getVolatile(this) == DONE) {
 			return;
 		}
-		this.timer = eventLoop.schedule(this, delay, TimeUnit.NANOSECONDS);
+		this.timer = eventLoop.schedule(this::backUp, delay, TimeUnit.NANOSECONDS);
 		if ((int) LIVE.getVolatile(this) == DONE) {
 			cancelTimer();
 		}
@@ -165,28 +151,21 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	 * waiting, time is left before {@code timeouts.response}, another endpoint is there
 	 * and the budget has room.
 	 */
-	@Override
-	public void run() {
-		if ((int) LIVE.getVolatile(this) == DONE) {
+	private void backUp() {
+		Lane first = this.primary;
+		if ((int) LIVE.getVolatile(this) == DONE || first == null) {
 			return;
 		}
-		long now = this.lease.runtimes().nanoTime();
-		if (!this.lease.hasTimeLeft(this.runtime, now)) {
+		long now = this.runtime.nanoTime();
+		if (!Deadline.hasTimeLeft(this.runtime.settings().upstream().responseTimeout(),
+				first.attempt.firstSentOfExchangeNanos(), now)) {
 			return;
 		}
-		Snapshot<Member> snapshot = this.runtime.snapshot();
-		int index = snapshot.selectAvoiding(this.lease::tried);
-		if (index < 0) {
-			// No other endpoint: a backup to the same one would only double its load.
+		Attempt attempt = this.owner.pickBackup(this.runtime, first.attempt, this.hedging, now);
+		if (attempt == null) {
 			return;
 		}
-		if (!this.hedging.tryBackup(now)) {
-			this.runtime.counters().hedgesRefusedByBudget().increment();
-			return;
-		}
-		Attempt attempt = AttemptFilter.claim(this.lease, this.runtime, snapshot, index);
-		MonoSink<Attempt> sink = this.sink;
-		Lane lane = new Lane(attempt, true, (sink != null) ? sink.contextView() : Context.empty());
+		Lane lane = new Lane(attempt, true, this.sink.contextView());
 		// Published before the backup joins: whoever decides after it joined sees it.
 		this.backup = lane;
 		int running;
@@ -194,13 +173,12 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 			running = (int) LIVE.getVolatile(this);
 			if (running == DONE) {
 				attempt.abandon();
-				attempt.release();
 				return;
 			}
 		}
 		while (!LIVE.compareAndSet(this, running, running + 1));
-		// The race may have been decided since: then the decider cancelled the lane
-		// first, and it never starts.
+		// The round may have been decided since: then the decider ended the lane first,
+		// and it never starts.
 		if (!lane.begin()) {
 			return;
 		}
@@ -209,14 +187,13 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	}
 
 	/**
-	 * An attempt's response headers arrived: the first decides the race.
+	 * An attempt's response headers arrived: the first decides the round.
 	 */
-	void headers(Lane lane) {
+	private void headers(Lane lane) {
 		if ((int) LIVE.getAndSet(this, DONE) == DONE) {
 			// Lost by a hair, or the client went away: nobody will read this body.
 			lane.exchange.discard();
 			lane.attempt.abandon();
-			lane.attempt.release();
 			return;
 		}
 		cancelTimer();
@@ -224,31 +201,29 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		Lane second = this.backup;
 		if (lane == second) {
 			this.runtime.counters().hedgesWon().increment();
-			this.lease.triedAlso(second.attempt.endpoint().address());
+			this.owner.triedAlso(second.attempt.endpoint().address());
 			if (first != null) {
 				lose(first, true);
 			}
 		}
 		else if (second != null && lose(second, false)) {
 			this.runtime.counters().hedgesLost().increment();
-			this.lease.triedAlso(second.attempt.endpoint().address());
+			this.owner.triedAlso(second.attempt.endpoint().address());
 		}
-		lane.exchange.applyTo(this.lease.exchange());
-		this.lease.promote(lane.attempt);
-		decide(lane.attempt);
+		lane.exchange.applyTo(this.owner.exchange());
+		decide(lane.attempt, null);
 	}
 
 	/**
-	 * An attempt failed before its headers: the race waits for the other, unless this was
-	 * the last one running.
+	 * An attempt failed before its headers: the round waits for the other, unless this
+	 * was the last one running.
 	 */
-	void failed(Lane lane, Throwable error) {
+	private void failed(Lane lane, Throwable error) {
 		int running;
 		do {
 			running = (int) LIVE.getVolatile(this);
 			if (running == DONE) {
 				lane.attempt.abandon();
-				lane.attempt.release();
 				return;
 			}
 			if (running == 1) {
@@ -258,19 +233,16 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 					if (second != null && (second == lane || stop(second))) {
 						// The backup failed, now or before the first attempt did.
 						this.runtime.counters().hedgesLost().increment();
-						this.lease.triedAlso(second.attempt.endpoint().address());
+						this.owner.triedAlso(second.attempt.endpoint().address());
 					}
-					this.failure = error;
-					this.lease.promote(lane.attempt);
-					decide(lane.attempt);
+					decide(lane.attempt, error);
 					return;
 				}
 			}
 			else if (LIVE.compareAndSet(this, running, running - 1)) {
-				// The other attempt still runs: this one is charged now and the race
+				// The other attempt still runs: this one is charged now and the round
 				// waits.
-				lane.attempt.settle(Outcome.classify(lane.attempt.phase(), error));
-				lane.attempt.release();
+				lane.attempt.end(Outcome.classify(lane.attempt.phase(), error));
 				return;
 			}
 		}
@@ -281,8 +253,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	 * The client went away, or the exchange was cancelled: nothing of the round may go
 	 * on.
 	 */
-	@Override
-	public void dispose() {
+	private void cancel() {
 		if ((int) LIVE.getAndSet(this, DONE) == DONE) {
 			return;
 		}
@@ -297,25 +268,12 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		}
 	}
 
-	@Override
-	public boolean isDisposed() {
-		return (int) LIVE.getVolatile(this) == DONE;
-	}
-
 	/**
-	 * Hands the decided attempt to the attempt filter, as the round's result.
+	 * Makes the decided attempt the lease's and hands it to the owner.
 	 */
-	@Override
-	public Mono<Void> apply(Attempt attempt) {
-		Throwable error = this.failure;
-		return (error != null) ? this.filter.afterError(attempt, error) : this.filter.afterHeaders(attempt);
-	}
-
-	private void decide(Attempt attempt) {
-		MonoSink<Attempt> sink = this.sink;
-		if (sink != null) {
-			sink.success(attempt);
-		}
+	private void decide(Attempt attempt, @Nullable Throwable error) {
+		this.owner.lease().hold(attempt);
+		this.sink.success(new Round(attempt, error));
 	}
 
 	/**
@@ -328,7 +286,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 	private boolean lose(Lane lane, boolean firstLost) {
 		Attempt attempt = lane.attempt;
 		if (firstLost && attempt.outcome() == null && attempt.startNanos() != 0) {
-			long now = this.lease.runtimes().nanoTime();
+			long now = this.runtime.nanoTime();
 			this.hedging.record(now - attempt.startNanos());
 			if (this.runtime.recordsLatency()) {
 				attempt.recordLatency(now);
@@ -348,7 +306,6 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		// connection reports of it is charged to nobody.
 		lane.attempt.abandon();
 		lane.dispose();
-		lane.attempt.release();
 		return started;
 	}
 
@@ -357,6 +314,16 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		if (scheduled != null) {
 			scheduled.cancel(false);
 		}
+	}
+
+	/**
+	 * What a round came to: the attempt whose headers came first ({@code error} is
+	 * {@code null}), or the one that failed last.
+	 *
+	 * @param attempt the attempt
+	 * @param error its error, or {@code null}
+	 */
+	record Round(Attempt attempt, @Nullable Throwable error) {
 	}
 
 	/**
@@ -378,18 +345,17 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 
 		private final Context context;
 
-		Lane(Attempt attempt, boolean backup, reactor.util.context.ContextView outer) {
+		Lane(Attempt attempt, boolean backup, ContextView outer) {
 			this.attempt = attempt;
 			this.state = new AtomicInteger(backup ? NEW : STARTED);
-			this.exchange = new AttemptExchange(HedgedAttempts.this.lease.exchange(), attempt, backup);
-			this.context = Context.of(outer).put(UpstreamObserver.CONTEXT_KEY, attempt);
-			attempt.race(HedgedAttempts.this);
-			HedgedAttempts.this.filter.route(this.exchange, HedgedAttempts.this.lease, attempt.member());
+			this.exchange = new AttemptExchange(HedgedRace.this.owner.exchange(), backup);
+			this.context = Context.of(outer);
+			HedgedRace.this.owner.route(this.exchange, attempt);
 		}
 
 		/**
 		 * Takes the backup from new to started.
-		 * @return whether it may start: the race was not decided meanwhile
+		 * @return whether it may start: the round was not decided meanwhile
 		 */
 		boolean begin() {
 			return this.state.compareAndSet(NEW, STARTED);
@@ -404,7 +370,7 @@ final class HedgedAttempts implements Consumer<MonoSink<Attempt>>, Function<Atte
 		}
 
 		void start() {
-			HedgedAttempts.this.lease.chain().filter(this.exchange).subscribe(this);
+			HedgedRace.this.owner.chain().filter(this.exchange).subscribe(this);
 		}
 
 		@Override

@@ -1,0 +1,587 @@
+package dev.gatewaylb.gateway.filter;
+
+import java.net.InetAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.runtime.RolloutWindow;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.HashKey;
+import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.gateway.upstream.Outcome;
+import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.split.Cookies;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.support.NotFoundException;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.util.UriComponentsBuilder;
+
+/**
+ * The one owner of an {@code lb://} exchange's attempts: the class to read to follow a
+ * request through gateway-lb. {@link AttemptFilter} makes one per exchange and subscribes
+ * to {@link #run()}:
+ * <ol>
+ * <li><b>Resolve</b>, once: the split the URL names, if any, chooses the target service
+ * ({@link SplitRouting}); the service's runtime is one map read (a service first named by
+ * this request is waited for without blocking). A service the application balances with
+ * its own Spring Cloud LoadBalancer bean passes on to Spring Cloud Gateway
+ * untouched.</li>
+ * <li><b>Pick</b> ({@link #pick}): the runtime's snapshot selects an endpoint, avoiding
+ * those this exchange tried while others remain; the new {@link Attempt} claims it in
+ * flight and the exchange's {@link ExchangeLease} holds the claim.</li>
+ * <li><b>Send</b>: the request URL becomes the endpoint's, so Spring Cloud Gateway's
+ * load-balancer filter passes it by, and {@link UpstreamRoutingFilter} sends it through
+ * the service's own client, which reports the attempt's progress to the attempt. A
+ * service that hedges sends through {@link HedgedRace} instead: the attempt and perhaps a
+ * backup, the first headers winning.</li>
+ * <li><b>Decide</b> ({@link #decide}), the one place: when the headers arrived, a failure
+ * status charges the endpoint; an error is classified by {@link Outcome#classify} from
+ * how far the attempt got and ends it. Then re-pick (a pool that closed under the
+ * request: free), retry ({@link RetryPolicy}, within {@link Deadline} and the service's
+ * retry budget), or answer (502, 503, 504 as a small JSON body, or the upstream's own
+ * answer).</li>
+ * </ol>
+ * The body's outcome is settled later by the upstream connection itself, on the attempt.
+ * <p>
+ * Threads: an exchange runs one step at a time, each after the previous one in the
+ * reactive chain, so the fields here need no synchronization; the only step that runs
+ * while another thread could act is a hedged round, whose race keeps to its own state and
+ * hands its result back here ({@link HedgedRace}).
+ */
+final class ProxiedExchange {
+
+	/**
+	 * The exchange attribute holding the owner, so that a chain run again by a route's
+	 * own {@code Retry} filter reaches the same one.
+	 */
+	static final String ATTRIBUTE = ProxiedExchange.class.getName();
+
+	/**
+	 * Most re-picks one exchange makes when pools close under it, a bound that only a
+	 * refresh storm could reach.
+	 */
+	static final int MAX_REPICKS = 4;
+
+	private static final Object UNRESOLVED = new Object();
+
+	private final ProxyServices services;
+
+	private final ExchangeLease lease;
+
+	/**
+	 * The settings in force when the exchange arrived: every decision of the exchange
+	 * reads this one generation.
+	 */
+	private final GatewayLbSettings settings;
+
+	private final URI url;
+
+	private final @Nullable String schemePrefix;
+
+	private final @Nullable SplitSettings split;
+
+	private ServerWebExchange exchange;
+
+	private GatewayFilterChain chain;
+
+	private @Nullable ServiceRuntime runtime;
+
+	private @Nullable RolloutWindow rollout;
+
+	/**
+	 * The consistent-hash key: {@link #UNRESOLVED} until first needed, then the key or
+	 * {@code null} for none.
+	 */
+	private @Nullable Object hashKey = UNRESOLVED;
+
+	private @Nullable Object clientAddress = UNRESOLVED;
+
+	/**
+	 * The address of the first endpoint tried, and of later ones (rare) in a list made
+	 * only when needed: the common exchange allocates nothing for this.
+	 */
+	private @Nullable String firstTried;
+
+	private @Nullable List<String> laterTried;
+
+	private int retries;
+
+	private int repicks;
+
+	private long firstSentNanos;
+
+	ProxiedExchange(ProxyServices services, ExchangeLease lease, ServerWebExchange exchange, GatewayFilterChain chain,
+			URI url, @Nullable String schemePrefix) {
+		this.services = services;
+		this.lease = lease;
+		this.settings = services.settings().get();
+		this.url = url;
+		this.schemePrefix = schemePrefix;
+		this.split = this.settings.splits().isEmpty() ? null : this.settings.split(url.getHost());
+		this.exchange = exchange;
+		this.chain = chain;
+	}
+
+	/**
+	 * Runs the exchange: resolve, then pick, send and decide until answered.
+	 * @return completes when the chain after the attempt filter completed for the attempt
+	 * that answers
+	 */
+	Mono<Void> run() {
+		String service = this.url.getHost();
+		SplitSettings split = this.split;
+		if (split != null) {
+			service = this.services.splits().route(this, split);
+			this.exchange = SplitRouting.withoutOverride(this.exchange, split);
+		}
+		ServiceRuntime runtime = this.services.runtimes().find(service);
+		if (runtime == null) {
+			return this.services.runtimes().whenReady(service).flatMap(this::start);
+		}
+		return start(runtime);
+	}
+
+	/**
+	 * Runs the exchange again, when a route's own {@code Retry} filter ran the chain
+	 * again: same service, same split target, a fresh pick that avoids what this exchange
+	 * tried; the previous attempt keeps whatever settled it.
+	 * @param exchange the exchange as the route's filter hands it over
+	 * @param chain the rest of the chain
+	 * @return as {@link #run()}
+	 */
+	Mono<Void> runAgain(ServerWebExchange exchange, GatewayFilterChain chain) {
+		Attempt previous = this.lease.current();
+		if (previous != null) {
+			previous.abandon();
+		}
+		// The route's filter hands the exchange over as it had it: strip the override
+		// header again.
+		this.exchange = (this.split != null) ? SplitRouting.withoutOverride(exchange, this.split) : exchange;
+		this.chain = chain;
+		ServiceRuntime runtime = runtime();
+		if (!runtime.isBalancedHere()) {
+			return passOn(runtime);
+		}
+		this.retries++;
+		return next(runtime);
+	}
+
+	private Mono<Void> start(ServiceRuntime runtime) {
+		this.runtime = runtime;
+		if (!runtime.isBalancedHere()) {
+			return passOn(runtime);
+		}
+		ServerWebExchangeUtils.addOriginalRequestUrl(this.exchange, this.url);
+		return next(runtime);
+	}
+
+	/**
+	 * Leaves a service gateway-lb does not balance to Spring Cloud Gateway's own
+	 * load-balancer filter, which resolves the split's target.
+	 */
+	private Mono<Void> passOn(ServiceRuntime runtime) {
+		if (this.split != null) {
+			this.exchange.getAttributes()
+				.put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR,
+						UriComponentsBuilder.fromUri(this.url).host(runtime.id()).build(true).toUri());
+		}
+		return this.chain.filter(this.exchange);
+	}
+
+	/**
+	 * Sends the next attempt: one pick and one send, or a hedged round.
+	 */
+	private Mono<Void> next(ServiceRuntime runtime) {
+		Hedging hedging = runtime.hedging();
+		if (hedging != null && hedges(this.exchange.getRequest())) {
+			return HedgedRace.run(this, runtime, hedging).flatMap((round) -> decide(round.attempt(), round.error()));
+		}
+		Attempt attempt = pick(runtime, null);
+		if (attempt == null) {
+			return Mono.error(noEndpoint(runtime));
+		}
+		route(this.exchange, attempt);
+		return this.chain.filter(this.exchange)
+			.then(Mono.defer(() -> decide(attempt, null)))
+			.onErrorResume((error) -> decide(attempt, error));
+	}
+
+	/**
+	 * Decides what follows an attempt, the one place that does: the headers arrived
+	 * ({@code error} is {@code null}) or the attempt failed before them.
+	 * @param attempt the attempt
+	 * @param error what it failed with, or {@code null}
+	 * @return the retry, the re-pick, the gateway's answer, or nothing more to do
+	 */
+	Mono<Void> decide(Attempt attempt, @Nullable Throwable error) {
+		ServiceRuntime runtime = attempt.runtime();
+		ServerHttpResponse response = this.exchange.getResponse();
+		noteFirstSend(attempt);
+		if (error == null) {
+			HttpStatusCode code = response.getStatusCode();
+			if (code == null || attempt.phase() != Outcome.Phase.RECEIVING) {
+				// The rest of the chain completed without an upstream answer (a WebSocket
+				// session, a filter that answered itself): nothing to judge.
+				return Mono.empty();
+			}
+			int status = code.value();
+			Outcome.Kind kind = Outcome.ofStatus(status, attempt.countsAsFailure(status));
+			if (kind == Outcome.Kind.SERVER_ERROR) {
+				attempt.settle(kind);
+			}
+			if (response.isCommitted() || !mayRetry(runtime, kind, status)) {
+				return Mono.empty();
+			}
+			return retry(attempt, runtime);
+		}
+		Outcome.Kind kind = Outcome.classify(attempt.phase(), error);
+		attempt.end(kind);
+		if (kind == Outcome.Kind.NOT_UPSTREAM) {
+			return Mono.error(error);
+		}
+		if (kind == Outcome.Kind.SATURATED) {
+			if (Outcome.isPoolClosing(error) && this.repicks < MAX_REPICKS) {
+				// The pool closed as this request took it: its endpoint left discovery,
+				// or a refresh replaced the service's pools. Nothing left the gateway:
+				// pick again from the service as it is now, without spending a retry.
+				this.repicks++;
+				ServiceRuntime current = this.services.runtimes().find(runtime.id());
+				ServiceRuntime next = (current != null) ? current : runtime;
+				this.runtime = next;
+				ServerWebExchangeUtils.reset(this.exchange);
+				return next(next);
+			}
+			runtime.counters().saturated().increment();
+		}
+		if (!response.isCommitted() && mayRetry(runtime, kind, 0)) {
+			return retry(attempt, runtime);
+		}
+		return answer(kind, runtime.id(), error);
+	}
+
+	private boolean mayRetry(ServiceRuntime runtime, Outcome.Kind kind, int status) {
+		boolean replayable = !kind.mayHaveReached() || RetryPolicy.replayable(this.exchange.getRequest());
+		if (!RetryPolicy.shouldRetry(kind, status, replayable, this.retries, runtime.settings().retry())) {
+			return false;
+		}
+		long now = runtime.nanoTime();
+		if (!Deadline.hasTimeLeft(runtime.settings().upstream().responseTimeout(), this.firstSentNanos, now)) {
+			return false;
+		}
+		if (!runtime.budget().tryRetry(now)) {
+			runtime.counters().refusedByBudget().increment();
+			return false;
+		}
+		return true;
+	}
+
+	private Mono<Void> retry(Attempt attempt, ServiceRuntime runtime) {
+		attempt.abandon();
+		this.retries++;
+		runtime.counters().retried().increment();
+		// Drop what the failed attempt left on the exchange: its connection, its headers.
+		ServerWebExchangeUtils.reset(this.exchange);
+		return next(runtime);
+	}
+
+	/**
+	 * Picks the endpoint of the exchange's next attempt, claims it and hands the claim to
+	 * the lease. A retry goes to an endpoint this exchange has not tried, while one
+	 * remains.
+	 * @param runtime the service's runtime
+	 * @param sendListener told when the attempt's request is sent, or {@code null}
+	 * @return the attempt, or {@code null} when the service has no endpoint to pick
+	 */
+	@Nullable Attempt pick(ServiceRuntime runtime, Attempt.@Nullable SendListener sendListener) {
+		Snapshot<Member> snapshot = runtime.snapshot();
+		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(runtime) : null;
+		int index = snapshot.select(key);
+		if (index >= 0 && this.firstTried != null && tried(snapshot.endpoint(index).address())) {
+			int untried = snapshot.selectAvoiding(this::tried);
+			index = (untried >= 0) ? untried : index;
+		}
+		runtime.noteFailOpen(snapshot);
+		if (index < 0) {
+			return null;
+		}
+		Attempt attempt = claim(runtime, snapshot, index, this.firstSentNanos, sendListener);
+		remember(attempt.endpoint().address());
+		this.lease.hold(attempt);
+		return attempt;
+	}
+
+	/**
+	 * Picks and claims an endpoint for a backup of the current attempt: one this exchange
+	 * has not tried, if the hedge budget has room. Not held by the lease (the race
+	 * releases it, or makes it the lease's when it wins), not remembered as tried until
+	 * the race is decided. Called on the hedge timer's thread while the round waits: it
+	 * only reads what the exchange wrote before the round started.
+	 * @param runtime the service's runtime
+	 * @param primary the attempt it backs up, whose send started the deadline
+	 * @param hedging the service's hedging
+	 * @param nowNanos the balancer clock's current time
+	 * @return the attempt, or {@code null} when no other endpoint is there (a backup to
+	 * the same one would only double its load) or the budget refused
+	 */
+	@Nullable Attempt pickBackup(ServiceRuntime runtime, Attempt primary, Hedging hedging, long nowNanos) {
+		Snapshot<Member> snapshot = runtime.snapshot();
+		int index = snapshot.selectAvoiding(this::tried);
+		if (index < 0) {
+			return null;
+		}
+		if (!hedging.tryBackup(nowNanos)) {
+			runtime.counters().hedgesRefusedByBudget().increment();
+			return null;
+		}
+		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null);
+	}
+
+	private Attempt claim(ServiceRuntime runtime, Snapshot<Member> snapshot, int index, long firstSentNanos,
+			Attempt.@Nullable SendListener sendListener) {
+		return new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), runtime, snapshot.value(index), this.lease,
+				this.rollout, firstSentNanos, sendListener);
+	}
+
+	/**
+	 * Points an attempt's exchange at its endpoint: what Spring Cloud Gateway's
+	 * load-balancer filter would have left there, and the attempt for the routing filter.
+	 * @param exchange the exchange the attempt is sent with: the real one, or a hedged
+	 * attempt's own
+	 * @param attempt the attempt
+	 */
+	void route(ServerWebExchange exchange, Attempt attempt) {
+		Member member = attempt.member();
+		exchange.getAttributes().put(Attempt.ATTRIBUTE, attempt);
+		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, endpointUrl(exchange, member));
+		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR, member.response());
+		if (this.schemePrefix != null) {
+			// Resolved: the gateway's load-balancer filter must not resolve it again.
+			exchange.getAttributes().remove(ServerWebExchangeUtils.GATEWAY_SCHEME_PREFIX_ATTR);
+		}
+	}
+
+	/**
+	 * Keeps the time the exchange's first request was sent, the start of its deadline.
+	 */
+	private void noteFirstSend(Attempt attempt) {
+		if (this.firstSentNanos == 0) {
+			this.firstSentNanos = attempt.firstSentOfExchangeNanos();
+		}
+	}
+
+	/**
+	 * Returns the request's URL with the endpoint's scheme, host and port: what Spring
+	 * Cloud Gateway's load-balancer filter would make of it. The scheme is the endpoint's
+	 * ({@code https} when it is secure), or the route's own after an {@code lb:} prefix
+	 * ({@code lb:ws://}).
+	 */
+	private URI endpointUrl(ServerWebExchange exchange, Member member) {
+		URI original = exchange.getRequest().getURI();
+		String scheme = (this.schemePrefix != null) ? this.url.getScheme() : (member.secure() ? "https" : "http");
+		String path = original.getRawPath();
+		String query = original.getRawQuery();
+		StringBuilder url = new StringBuilder(scheme.length() + 3 + member.endpoint().address().length()
+				+ ((path != null) ? path.length() : 0) + ((query != null) ? query.length() + 1 : 0));
+		url.append(scheme).append("://").append(member.endpoint().address());
+		if (path != null) {
+			url.append(path);
+		}
+		if (query != null) {
+			url.append('?').append(query);
+		}
+		return URI.create(url.toString());
+	}
+
+	// The memos: read once per exchange, whatever asks.
+
+	private @Nullable CharSequence hashKey(ServiceRuntime runtime) {
+		Object key = this.hashKey;
+		if (key == UNRESOLVED) {
+			HashKey source = runtime.settings().hashKey();
+			HttpHeaders headers = this.exchange.getRequest().getHeaders();
+			String value = switch (source.source()) {
+				case CLIENT_IP -> {
+					InetAddress client = clientAddress();
+					yield (client != null) ? client.getHostAddress() : null;
+				}
+				case HEADER -> headers.getFirst(source.name());
+				case COOKIE -> Cookies.first(headers.get(HttpHeaders.COOKIE), source.name());
+			};
+			key = (value == null || value.isEmpty()) ? null : value;
+			this.hashKey = key;
+		}
+		return (CharSequence) key;
+	}
+
+	/**
+	 * Makes {@code key} the exchange's consistent-hash key: a sticky split's affinity
+	 * value, so that a session also pins one endpoint of its target.
+	 */
+	void pinHashKey(CharSequence key) {
+		this.hashKey = key;
+	}
+
+	/**
+	 * Returns the client's address as resolved through the trusted proxies
+	 * ({@link ClientAddresses}), once per exchange.
+	 * @return the address, or {@code null} when the peer is unknown
+	 */
+	@Nullable InetAddress clientAddress() {
+		Object address = this.clientAddress;
+		if (address == UNRESOLVED) {
+			ServerHttpRequest request = this.exchange.getRequest();
+			address = ClientAddresses.resolveAddress(request.getRemoteAddress(),
+					request.getHeaders().get("X-Forwarded-For"), this.settings.trustedProxies());
+			this.clientAddress = address;
+		}
+		return (InetAddress) address;
+	}
+
+	/**
+	 * Makes the exchange's attempts record their outcomes on a rollout's side.
+	 */
+	void judgeOn(@Nullable RolloutWindow window) {
+		this.rollout = window;
+	}
+
+	ServerWebExchange exchange() {
+		return this.exchange;
+	}
+
+	GatewayFilterChain chain() {
+		return this.chain;
+	}
+
+	GatewayLbSettings settings() {
+		return this.settings;
+	}
+
+	ExchangeLease lease() {
+		return this.lease;
+	}
+
+	private ServiceRuntime runtime() {
+		ServiceRuntime runtime = this.runtime;
+		if (runtime == null) {
+			// The chain runs again only after a first run that resolved the service.
+			throw new IllegalStateException("the exchange has no service yet");
+		}
+		return runtime;
+	}
+
+	/**
+	 * Returns whether the exchange is the first of its service's: a hedged round counts a
+	 * request once in the hedge budget, however many rounds it takes.
+	 */
+	boolean isFirstRound() {
+		return this.retries == 0 && this.repicks == 0;
+	}
+
+	// The endpoints tried.
+
+	/**
+	 * Notes that a backup of the current attempt went to {@code address}: later attempts
+	 * avoid it too, but a backup is not a retry. Called by the race's decider, which goes
+	 * on with the exchange.
+	 * @param address {@code host:port}
+	 */
+	void triedAlso(String address) {
+		remember(address);
+	}
+
+	private void remember(String address) {
+		if (this.firstTried == null) {
+			this.firstTried = address;
+		}
+		else {
+			List<String> later = this.laterTried;
+			if (later == null) {
+				later = new ArrayList<>(2);
+				this.laterTried = later;
+			}
+			later.add(address);
+		}
+	}
+
+	/**
+	 * Returns whether an attempt of this exchange went to {@code address}.
+	 * @param address {@code host:port}
+	 * @return whether tried
+	 */
+	boolean tried(String address) {
+		List<String> later = this.laterTried;
+		return address.equals(this.firstTried) || (later != null && later.contains(address));
+	}
+
+	/**
+	 * Returns how many retries this exchange has made (a re-pick after a closing pool is
+	 * not one).
+	 * @return the retries
+	 */
+	int retries() {
+		return this.retries;
+	}
+
+	/**
+	 * Returns the time the exchange's first request was sent, 0 if not known.
+	 * @return nanoseconds
+	 */
+	long firstSentNanos() {
+		return this.firstSentNanos;
+	}
+
+	/**
+	 * Returns whether a request may get a backup: one that may be sent twice (the retry
+	 * rule: an idempotent method, no body), and not a WebSocket upgrade.
+	 */
+	private static boolean hedges(ServerHttpRequest request) {
+		return RetryPolicy.replayable(request) && !"websocket".equalsIgnoreCase(request.getHeaders().getUpgrade());
+	}
+
+	/**
+	 * Returns what a service with no endpoint to pick answers.
+	 */
+	NotFoundException noEndpoint(ServiceRuntime runtime) {
+		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + runtime.id());
+	}
+
+	/**
+	 * Writes a failure the gateway answers itself as a small JSON body, unless the
+	 * response is already on its way.
+	 */
+	private Mono<Void> answer(Outcome.Kind kind, String service, Throwable error) {
+		HttpStatus status = kind.status();
+		ServerHttpResponse response = this.exchange.getResponse();
+		if (status == null || response.isCommitted()) {
+			return Mono.error(error);
+		}
+		ServerWebExchangeUtils.reset(this.exchange);
+		response.setStatusCode(status);
+		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
+		if (kind == Outcome.Kind.REQUEST_BODY_IDLE) {
+			// The rest of the body may still be on its way, and a client this slow
+			// should not keep the connection: close it, as RFC 9110 says of a 408.
+			response.getHeaders().set(HttpHeaders.CONNECTION, "close");
+		}
+		String body = "{\"status\":" + status.value() + ",\"error\":\"" + kind.error() + "\",\"service\":\""
+				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body.getBytes(StandardCharsets.UTF_8))));
+	}
+
+}

@@ -1,0 +1,17 @@
+package dev.gatewaylb.gateway.filter;
+
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.settings.LiveSettings;
+
+/**
+ * What every proxied exchange needs from the gateway, shared by all of them: the settings
+ * in force, every service's runtime, the split routing, and what a service with no
+ * endpoint answers.
+ *
+ * @param settings the settings in force
+ * @param runtimes every service's runtime
+ * @param splits chooses a split's target
+ * @param use404 whether a service without an endpoint to pick answers 404 instead of 503
+ */
+record ProxyServices(LiveSettings settings, ServiceRuntimes runtimes, SplitRouting splits, boolean use404) {
+}
