@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The timeouts of a service's upstream requests; a key that is not set is {@code null}.
  *
- * @param connect Longest time to open a connection: name resolution, TCP and TLS.
+ * @param connect Longest time to open the TCP connection to an endpoint (Netty's connect
+ * timeout).
  * @param response Longest time from sending a request until the response headers arrive;
  * past it the client gets 504. 0 means no limit.
  * @param bodyIdle Longest gap between two chunks of a response body; past it the response
