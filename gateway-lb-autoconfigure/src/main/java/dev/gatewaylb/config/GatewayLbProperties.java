@@ -3,6 +3,7 @@ package dev.gatewaylb.config;
 import java.util.List;
 import java.util.Map;
 
+import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

@@ -16,8 +16,9 @@ import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.request.ClientAddresses;
+import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Cookies;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 

@@ -5,9 +5,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
-import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.GatewayLbPropertiesBinder;
+import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.BindException;
