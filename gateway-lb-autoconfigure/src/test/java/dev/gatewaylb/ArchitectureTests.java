@@ -72,8 +72,8 @@ class ArchitectureTests {
 
 	@Test
 	void configImportsSpringBootAndOfOursTheRequestParsersOnly() {
-		// A binding record may hold a parsed value (a network) that the runtime uses as
-		// it is; nothing else of ours.
+		// A binding record may hold a parsed value (a network, a key source) that the
+		// runtime uses as it is; nothing else of ours.
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.config..")
 			.should()

@@ -18,8 +18,8 @@ import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
-import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
 import dev.gatewaylb.config.RolloutProperties;
@@ -30,6 +30,7 @@ import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
@@ -52,7 +53,7 @@ final class SettingsMapper {
 	 * (a test keeps them equal).
 	 */
 	static final ServiceProperties BUILT_IN_DEFAULTS = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN,
-			Duration.ZERO, "client-ip", 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
+			Duration.ZERO, HashKey.CLIENT_IP.toString(), 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
 			new TlsProperties(""), false,
@@ -132,8 +133,8 @@ final class SettingsMapper {
 				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
 		HedgeSettings hedge = new HedgeSettings(layers.get(in(HEDGE, HedgeProperties::maxExtraLoad)),
 				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos());
-		return new ServiceSettings(balancer, HashKey.parse(layers.get(ServiceProperties::hashKey)), upstream(layers),
-				health, retry, hedge);
+		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
+				upstream(layers), health, retry, hedge);
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {

@@ -11,6 +11,7 @@ import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.request.HashKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
