@@ -64,7 +64,7 @@ class SettingsMapperTests {
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos()));
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
-		assertThat(resolve(ServiceProperties.NONE, SettingsMapper.BUILT_IN_DEFAULTS)).isEqualTo(builtIn);
+		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
 	}
 
 	@ParameterizedTest(name = "service [{0}] over defaults [{1}] -> {2}")
