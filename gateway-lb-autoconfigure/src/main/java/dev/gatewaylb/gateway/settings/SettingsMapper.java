@@ -178,7 +178,7 @@ final class SettingsMapper {
 
 	/**
 	 * Maps a split's rollout, each key not set taken from the built-in defaults, or
-	 * rejects it naming the key.
+	 * rejects it naming the key and its value.
 	 */
 	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split, Split compiled) {
 		RolloutProperties rollout = split.rollout();
@@ -197,14 +197,28 @@ final class SettingsMapper {
 			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
 					"expected: a target whose split has other targets with weights above 0, to share the rest");
 		}
+		// The plan's exception does not say which key it rejects. So each key set is
+		// first tried alone over the built-in defaults, which are valid: a plan that
+		// fails then fails for that key. In the plan's own order, so that the key named
+		// is the one the plan would reject first.
+		for (RolloutKey<?> rolloutKey : RolloutKey.ALL) {
+			Object value = rolloutKey.accessor().apply(rollout);
+			if (value != null) {
+				try {
+					plan(target, rollout, rolloutKey::equals);
+				}
+				catch (IllegalArgumentException ex) {
+					throw new InvalidConfigurationPropertyValueException(key + "." + rolloutKey.name(), value,
+							ex.getMessage());
+				}
+			}
+		}
 		try {
 			return plan(target, rollout, (rolloutKey) -> true);
 		}
 		catch (IllegalArgumentException ex) {
-			// The plan's message starts with the key: name it in full.
-			String message = String.valueOf(ex.getMessage());
-			String name = message.substring(0, Math.max(0, message.indexOf(':')));
-			throw new InvalidConfigurationPropertyValueException(key + "." + name, rollout, message);
+			// A rule across keys, which no key breaks alone: name the block.
+			throw new InvalidConfigurationPropertyValueException(key, rollout, ex.getMessage());
 		}
 	}
 
@@ -274,6 +288,12 @@ final class SettingsMapper {
 
 		static final RolloutKey<Double> MAX_LATENCY_RATIO = new RolloutKey<>("max-latency-ratio",
 				RolloutProperties::maxLatencyRatio);
+
+		/**
+		 * The keys in the order the plan checks them.
+		 */
+		static final List<RolloutKey<?>> ALL = List.of(STEPS, INTERVAL, MIN_REQUESTS, MAX_ERROR_RATE_INCREASE,
+				MAX_LATENCY_RATIO);
 
 		/**
 		 * Returns the key's value in {@code rollout} if it sets it and {@code taken}
