@@ -3,10 +3,12 @@ package dev.gatewaylb;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.gatewaylb.config.GatewayLbProperties;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
@@ -87,8 +89,16 @@ class ArchitectureTests {
 
 	@Test
 	void onlyTheSettingsLayerReadsTheBindingRecords() {
+		// The auto-configuration publishes the bound properties for configprops.
 		noClasses().that()
 			.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.gateway.settings..")
+			.should()
+			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb.config..")
+				.and(DescribedPredicate.not(JavaClass.Predicates.equivalentTo(GatewayLbProperties.class))))
+			.check(CLASSES);
+		noClasses().that()
+			.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.gateway.settings..",
+					"dev.gatewaylb.autoconfigure..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.gatewaylb.config..")
