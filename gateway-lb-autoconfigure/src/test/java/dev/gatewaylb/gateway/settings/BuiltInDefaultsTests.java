@@ -15,7 +15,10 @@ import java.util.stream.Collectors;
 
 import dev.gatewaylb.config.RolloutProperties;
 import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.config.StickyProperties;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -67,6 +70,36 @@ class BuiltInDefaultsTests {
 	@Test
 	void equalTheRolloutDefaultsTheRolloutPageShows() throws Exception {
 		assertRollout(defaults(docs("rollouts.md")), "docs/rollouts.md");
+	}
+
+	@ParameterizedTest(name = "docs/{0}")
+	@ValueSource(strings = { "upstreams.md", "tail-latency.md" })
+	void equalTheDefaultsAPageOfAFeatureShows(String page) throws Exception {
+		Map<String, String> reference = new LinkedHashMap<>();
+		metadataDefaults().forEach((key, value) -> reference.put(key, text(value)));
+		Map<String, String> shown = defaults(docs(page));
+		assertThat(shown).as("rows of docs/%s", page).isNotEmpty();
+		shown.forEach((key, value) -> {
+			assertThat(reference).as("docs/%s names a key under defaults", page).containsKey("defaults." + key);
+			Map<String, String> values = new LinkedHashMap<>(reference);
+			values.put("defaults." + key, value);
+			assertThat(bindService(values)).as("docs/%s: %s", page, key).isEqualTo(BuiltInDefaults.SERVICE);
+		});
+	}
+
+	@Test
+	void equalTheStickyDefaultsTheSplitsPageShows() throws Exception {
+		String prefix = "gateway.lb.splits.<name>.sticky.";
+		Map<String, String> shown = under(defaults(docs("splits.md")), prefix, "sticky.");
+		assertThat(shown.keySet()).as("sticky keys with a default in docs/splits.md")
+			.containsExactlyInAnyOrder("sticky.max-age", "sticky.path", "sticky.secure", "sticky.http-only",
+					"sticky.same-site");
+		Map<String, String> values = new LinkedHashMap<>(shown);
+		values.put("sticky.cookie", "c");
+		Binder binder = new Binder(new MapConfigurationPropertySource(values));
+		Binder cookieOnly = new Binder(new MapConfigurationPropertySource(Map.of("sticky.cookie", "c")));
+		assertThat(binder.bindOrCreate("sticky", Bindable.of(StickyProperties.class)))
+			.isEqualTo(cookieOnly.bindOrCreate("sticky", Bindable.of(StickyProperties.class)));
 	}
 
 	private static void assertRollout(Map<String, String> shown, String page) {
