@@ -60,7 +60,7 @@ class BuiltInDefaultsTests {
 	@Test
 	void equalTheDefaultsTheConfigurationReferenceShows() throws Exception {
 		Map<String, String> rows = defaults(docs("configuration.md"));
-		Map<String, String> service = under(rows, PREFIX, "defaults.");
+		Map<String, String> service = under(rows, PREFIX, "");
 		assertThat(service.keySet()).as("keys under %s in docs/configuration.md", PREFIX)
 			.containsExactlyInAnyOrderElementsOf(metadataDefaults().keySet());
 		assertThat(bindService(service)).isEqualTo(BuiltInDefaults.SERVICE);
@@ -80,9 +80,9 @@ class BuiltInDefaultsTests {
 		Map<String, String> shown = defaults(docs(page));
 		assertThat(shown).as("rows of docs/%s", page).isNotEmpty();
 		shown.forEach((key, value) -> {
-			assertThat(reference).as("docs/%s names a key under defaults", page).containsKey("defaults." + key);
+			assertThat(reference).as("docs/%s names a key under defaults", page).containsKey(key);
 			Map<String, String> values = new LinkedHashMap<>(reference);
-			values.put("defaults." + key, value);
+			values.put(key, value);
 			assertThat(bindService(values)).as("docs/%s: %s", page, key).isEqualTo(BuiltInDefaults.SERVICE);
 		});
 	}
@@ -120,8 +120,14 @@ class BuiltInDefaultsTests {
 		assertThat(bound).as("rollout defaults in %s", page).isEqualTo(BuiltInDefaults.ROLLOUT);
 	}
 
+	/**
+	 * Binds keys named relative to {@code defaults} as {@code gateway.lb.defaults} is
+	 * bound.
+	 */
 	private static ServiceProperties bindService(Map<String, String> values) {
-		return new Binder(new MapConfigurationPropertySource(values)).bindOrCreate("defaults",
+		Map<String, String> prefixed = new LinkedHashMap<>();
+		values.forEach((key, value) -> prefixed.put("defaults." + key, value));
+		return new Binder(new MapConfigurationPropertySource(prefixed)).bindOrCreate("defaults",
 				Bindable.of(ServiceProperties.class));
 	}
 
@@ -162,7 +168,7 @@ class BuiltInDefaultsTests {
 
 	/**
 	 * Returns the default of every {@code gateway.lb.defaults} key that the configuration
-	 * metadata shows, by its name under {@code defaults.}.
+	 * metadata shows, by its name relative to {@code defaults}.
 	 */
 	@SuppressWarnings("unchecked")
 	static Map<String, Object> metadataDefaults() throws Exception {
@@ -175,7 +181,7 @@ class BuiltInDefaultsTests {
 		for (Map<String, Object> property : (List<Map<String, Object>>) metadata.get("properties")) {
 			String name = (String) property.get("name");
 			if (name.startsWith(PREFIX)) {
-				defaults.put("defaults." + name.substring(PREFIX.length()), property.get("defaultValue"));
+				defaults.put(name.substring(PREFIX.length()), property.get("defaultValue"));
 			}
 		}
 		assertThat(defaults).as("keys under %s in the metadata", PREFIX).isNotEmpty();
