@@ -16,10 +16,9 @@ import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
-import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
 import dev.gatewaylb.split.Rollout;
@@ -190,8 +189,8 @@ public class GatewayLbEndpoint {
 					runtime.settings().upstream().maxPending(), 0, 0, 0);
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
-				hashKey(runtime.settings()), balancer.hashBalanceFactor(), runtime.isBalancedHere(), endpoints, pool,
-				hedge(runtime));
+				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
+				endpoints, pool, hedge(runtime));
 	}
 
 	private static @Nullable HedgeReport hedge(ServiceRuntime runtime) {
@@ -257,14 +256,6 @@ public class GatewayLbEndpoint {
 
 	private static String name(Enum<?> value) {
 		return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
-	}
-
-	private static String hashKey(ServiceSettings settings) {
-		return switch (settings.hashKey().source()) {
-			case CLIENT_IP -> "client-ip";
-			case HEADER -> "header:" + settings.hashKey().name();
-			case COOKIE -> "cookie:" + settings.hashKey().name();
-		};
 	}
 
 	/**

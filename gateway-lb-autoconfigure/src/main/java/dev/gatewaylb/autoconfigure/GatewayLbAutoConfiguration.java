@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
+import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
@@ -29,6 +30,7 @@ import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -50,6 +52,7 @@ import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Scope;
 import org.springframework.core.env.Environment;
 
 /**
@@ -58,7 +61,8 @@ import org.springframework.core.env.Environment;
  * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters.
  * <p>
  * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up with
- * the property's name.
+ * the property's name, and published as the {@code gatewayLbProperties} bean for
+ * {@code /actuator/configprops}.
  */
 @AutoConfiguration(after = GatewayAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveLoadBalancerClientFilter.class, LoadBalancerClientFactory.class })
@@ -79,6 +83,21 @@ public final class GatewayLbAutoConfiguration {
 		@ConditionalOnMissingBean
 		LiveSettings gatewayLbLiveSettings(Environment environment) {
 			return new LiveSettings(GatewayLbSettings.bind(environment));
+		}
+
+		/**
+		 * Publishes {@code gateway.lb} as bound for the settings in force, which
+		 * {@code /actuator/configprops} lists with every other
+		 * {@code @ConfigurationProperties} bean. A prototype, because the endpoint asks
+		 * for the bean on each read: a refresh binds a new value into the live settings,
+		 * and a singleton would go on showing start-up's. Binding stays the live
+		 * settings' job, so that start-up and refresh accept the same configuration;
+		 * Boot's post-processor finds nothing to bind on a record it did not construct.
+		 */
+		@Bean
+		@Scope(ConfigurableBeanFactory.SCOPE_PROTOTYPE)
+		GatewayLbProperties gatewayLbProperties(LiveSettings settings) {
+			return settings.properties();
 		}
 
 		@Configuration(proxyBeanMethods = false)

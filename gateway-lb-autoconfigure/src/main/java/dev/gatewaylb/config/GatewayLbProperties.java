@@ -3,6 +3,7 @@ package dev.gatewaylb.config;
 import java.util.List;
 import java.util.Map;
 
+import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -20,8 +21,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param services Per-service settings, keyed by the service id of lb://id routes. Each
  * key not set falls back to the same key under defaults.
  * @param splits Traffic splits, keyed by the name routes use in lb://name.
- * @param trustedProxies Networks (IP addresses or CIDRs) whose X-Forwarded-For header is
- * believed when the client address is the consistent-hash key.
+ * @param trustedProxies Networks (IP addresses or CIDRs) of the proxies in front of the
+ * gateway: their X-Forwarded-For header is believed to find the client's address (the
+ * client-ip hash key, a split's override-trusted-clients), and their X-Forwarded-Proto
+ * https marks the affinity cookie Secure.
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,

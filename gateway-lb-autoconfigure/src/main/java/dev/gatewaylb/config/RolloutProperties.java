@@ -7,18 +7,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A progressive rollout of one target of a split; a key that is not set is {@code null}
- * and takes its default when the split is mapped.
+ * and takes its built-in default (the settings layer's one table of them) when the split
+ * is mapped.
  *
  * @param target The split target whose share ramps. Required.
  * @param steps The target's percent of the split's traffic at each step, increasing, each
- * 1 to 100. Default: 5, 25, 50, 100.
- * @param interval Time on each step before it is judged, at least 1 s. Default: 5m.
+ * 1 to 100.
+ * @param interval Time on each step before it is judged, at least 1 s.
  * @param minRequests Fewest canary requests an interval must have to be judged; with
- * fewer the step stays and is judged again an interval later. Default: 100.
+ * fewer the step stays and is judged again an interval later.
  * @param maxErrorRateIncrease Most the canary's error rate may exceed the other targets'
- * over an interval, 0 to 1. Default: 0.01.
+ * over an interval, 0 to 1.
  * @param maxLatencyRatio Most the canary's p99 may be, as a multiple of the other
- * targets' p99 over an interval, at least 1. Default: 1.5.
+ * targets' p99 over an interval, at least 1.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,
 		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio) {

@@ -1,8 +1,8 @@
 package dev.gatewaylb.config;
 
 import java.time.Duration;
-import java.util.regex.Pattern;
 
+import dev.gatewaylb.request.HashKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
@@ -47,20 +47,12 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
 			null, null, null, null);
 
-	/**
-	 * RFC 9110 token: what a header or cookie name may contain.
-	 */
-	static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
-
-	private static final Pattern HASH_KEY = Pattern.compile("client-ip|(header|cookie):" + TOKEN.pattern());
-
 	public ServiceProperties {
 		if (slowStart != null && slowStart.isNegative()) {
 			throw new IllegalArgumentException("slow-start: " + Durations.format(slowStart) + " (expected: >= 0s)");
 		}
-		if (hashKey != null && !HASH_KEY.matcher(hashKey).matches()) {
-			throw new IllegalArgumentException(
-					"hash-key: '" + hashKey + "' (expected: client-ip, header:NAME or cookie:NAME)");
+		if (hashKey != null) {
+			HashKey.parse("hash-key", hashKey);
 		}
 		// Above 1 leaves room above the average; NaN fails both comparisons.
 		if (hashBalanceFactor != null

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.gatewaylb.request.Cidr;
+import dev.gatewaylb.request.Tokens;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
@@ -38,7 +40,7 @@ public record SplitProperties(@Nullable Map<String, Integer> targets,
 				throw new IllegalArgumentException("targets." + target + ": " + weight + " (expected: >= 0)");
 			}
 		});
-		if (overrideHeader != null && !ServiceProperties.TOKEN.matcher(overrideHeader).matches()) {
+		if (overrideHeader != null && !Tokens.isToken(overrideHeader)) {
 			throw new IllegalArgumentException("override-header: '" + overrideHeader + "' (expected: a header name)");
 		}
 	}

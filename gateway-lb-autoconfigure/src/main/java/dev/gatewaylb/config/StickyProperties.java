@@ -3,6 +3,8 @@ package dev.gatewaylb.config;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.gatewaylb.request.Tokens;
+
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
@@ -23,7 +25,7 @@ public record StickyProperties(String cookie, @DefaultValue("0s") Duration maxAg
 
 	public StickyProperties {
 		Objects.requireNonNull(cookie, "cookie");
-		if (!ServiceProperties.TOKEN.matcher(cookie).matches()) {
+		if (!Tokens.isToken(cookie)) {
 			throw new IllegalArgumentException(
 					"cookie: '" + cookie + "' (expected: a cookie name, letters, digits and !#$%&'*+-.^_`|~ only)");
 		}

@@ -7,8 +7,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The timeouts of a service's upstream requests; a key that is not set is {@code null}.
  *
- * @param connect Longest time to open the TCP connection to an endpoint (Netty's connect
- * timeout).
+ * @param connect Longest time to open a TCP connection to an endpoint (Netty's connect
+ * timeout). Name resolution and the TLS handshake are not counted in it, but a failure of
+ * either is a connect failure too.
  * @param response Longest time from sending a request until the response headers arrive;
  * past it the client gets 504. 0 means no limit.
  * @param bodyIdle Longest gap between two chunks of a response body; past it the response

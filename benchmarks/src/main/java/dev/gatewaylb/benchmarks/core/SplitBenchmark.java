@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.benchmarks.Fixtures;
+import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Cookies;
 import dev.gatewaylb.split.Split;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -12,11 +12,12 @@ import dev.gatewaylb.gateway.runtime.Member;
 import dev.gatewaylb.gateway.runtime.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
-import dev.gatewaylb.gateway.settings.HashKey;
+import dev.gatewaylb.request.ClientAddresses;
+import dev.gatewaylb.request.Cookies;
+import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.hedge.Hedging;
-import dev.gatewaylb.split.Cookies;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 

@@ -4,12 +4,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 
-import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.request.Cidr;
+import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Cookies;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 

@@ -2,8 +2,8 @@ package dev.gatewaylb.gateway.runtime;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.settings.HashKey;
-import dev.gatewaylb.split.Cookies;
+import dev.gatewaylb.request.Cookies;
+import dev.gatewaylb.request.HashKey;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 

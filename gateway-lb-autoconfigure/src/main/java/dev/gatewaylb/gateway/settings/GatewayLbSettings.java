@@ -5,9 +5,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
-import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.GatewayLbPropertiesBinder;
+import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.BindException;
@@ -31,12 +31,15 @@ public final class GatewayLbSettings {
 
 	private final List<Cidr> trustedProxies;
 
+	private final GatewayLbProperties properties;
+
 	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services,
-			Map<String, SplitSettings> splits, List<Cidr> trustedProxies) {
+			Map<String, SplitSettings> splits, List<Cidr> trustedProxies, GatewayLbProperties properties) {
 		this.defaults = Objects.requireNonNull(defaults, "defaults");
 		this.services = Map.copyOf(services);
 		this.splits = Map.copyOf(splits);
 		this.trustedProxies = List.copyOf(trustedProxies);
+		this.properties = Objects.requireNonNull(properties, "properties");
 	}
 
 	/**
@@ -112,6 +115,16 @@ public final class GatewayLbSettings {
 	 */
 	public List<Cidr> trustedProxies() {
 		return this.trustedProxies;
+	}
+
+	/**
+	 * Returns {@code gateway.lb} as bound, each service holding only the keys it sets:
+	 * what these settings were mapped from, for {@code /actuator/configprops}. Runtime
+	 * code reads the settings, never this.
+	 * @return the properties
+	 */
+	public GatewayLbProperties properties() {
+		return this.properties;
 	}
 
 	@Override

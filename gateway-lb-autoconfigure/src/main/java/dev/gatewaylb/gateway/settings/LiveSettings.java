@@ -6,6 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import dev.gatewaylb.config.GatewayLbProperties;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +29,7 @@ public final class LiveSettings {
 	 * @param initial the settings
 	 */
 	public LiveSettings(GatewayLbSettings initial) {
-		this.state = new State(Objects.requireNonNull(initial, "initial"), 1, null);
+		this.state = new State(Objects.requireNonNull(initial, "initial"), 1, null, initial.properties());
 	}
 
 	/**
@@ -37,6 +38,17 @@ public final class LiveSettings {
 	 */
 	public GatewayLbSettings get() {
 		return this.state.settings;
+	}
+
+	/**
+	 * Returns {@code gateway.lb} as the last start-up or refresh that was not rejected
+	 * bound it: what the settings in force were mapped from, as
+	 * {@code /actuator/configprops} shows it. After a refresh that changed only the
+	 * spelling (equal settings), the new spelling.
+	 * @return the properties
+	 */
+	public GatewayLbProperties properties() {
+		return this.state.properties;
 	}
 
 	/**
@@ -57,21 +69,20 @@ public final class LiveSettings {
 
 	/**
 	 * Puts new settings in force and clears the last error. Settings equal to those in
-	 * force change nothing but the last error: the generation stays, no listener is
-	 * called, and the refresh does not count as applied, so balancers and pools are not
-	 * rebuilt for a refresh that changed nothing.
+	 * force change nothing but the last error and the {@link #properties() properties}
+	 * shown: the settings and the generation stay, no listener is called, and the refresh
+	 * does not count as applied, so balancers and pools are not rebuilt for a refresh
+	 * that changed nothing.
 	 * @param settings the settings
 	 * @return whether the settings differ from those in force and were put in force
 	 */
 	public synchronized boolean apply(GatewayLbSettings settings) {
 		Objects.requireNonNull(settings, "settings");
 		if (settings.equals(this.state.settings)) {
-			if (this.state.lastError != null) {
-				this.state = new State(this.state.settings, this.state.generation, null);
-			}
+			this.state = new State(this.state.settings, this.state.generation, null, settings.properties());
 			return false;
 		}
-		this.state = new State(settings, this.state.generation + 1, null);
+		this.state = new State(settings, this.state.generation + 1, null, settings.properties());
 		this.applied.incrementAndGet();
 		this.listeners.forEach((listener) -> listener.accept(settings));
 		return true;
@@ -82,7 +93,7 @@ public final class LiveSettings {
 	 * @param error the property, value and reason
 	 */
 	public synchronized void reject(String error) {
-		this.state = new State(this.state.settings, this.state.generation, error);
+		this.state = new State(this.state.settings, this.state.generation, error, this.state.properties);
 		this.rejected.incrementAndGet();
 	}
 
@@ -112,7 +123,8 @@ public final class LiveSettings {
 		return this.rejected.get();
 	}
 
-	private record State(GatewayLbSettings settings, long generation, @Nullable String lastError) {
+	private record State(GatewayLbSettings settings, long generation, @Nullable String lastError,
+			GatewayLbProperties properties) {
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.settings;
 import java.util.Objects;
 
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.request.HashKey;
 
 /**
  * The resolved settings of one service: its own keys merged over the defaults.

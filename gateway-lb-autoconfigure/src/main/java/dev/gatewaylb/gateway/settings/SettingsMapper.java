@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
@@ -18,8 +19,8 @@ import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
-import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
 import dev.gatewaylb.config.RolloutProperties;
@@ -30,6 +31,7 @@ import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
@@ -38,27 +40,13 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 
 /**
  * Maps the bound {@code gateway.lb} properties to {@link GatewayLbSettings}: resolves
- * each service's keys over {@code defaults} and the {@link #BUILT_IN_DEFAULTS built-in
+ * each service's keys over {@code defaults} and the {@link BuiltInDefaults built-in
  * defaults}, and checks the rules that span keys or need I/O. Pure apart from reading
  * {@code tls.trusted-ca} bundles; stateless and thread-safe.
  */
 final class SettingsMapper {
 
 	static final String DEFAULTS_PATH = "gateway.lb.defaults";
-
-	/**
-	 * The value of every key that neither a service nor {@code defaults} sets: the one
-	 * place the built-in defaults live. The configuration metadata shows the same values
-	 * (a test keeps them equal).
-	 */
-	static final ServiceProperties BUILT_IN_DEFAULTS = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN,
-			Duration.ZERO, "client-ip", 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
-			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
-			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
-			new TlsProperties(""), false,
-			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
-					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
-			new RetryProperties(1, List.of(502, 503, 504), 20, 10), new HedgeProperties(0.0, Duration.ofMillis(5)));
 
 	private static final Function<ServiceProperties, @Nullable PoolProperties> POOL = ServiceProperties::pool;
 
@@ -96,7 +84,7 @@ final class SettingsMapper {
 					resolve(path("gateway.lb.services", id), service, properties.defaults())));
 		Map<String, SplitSettings> splits = new HashMap<>();
 		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
-		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies());
+		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies(), properties);
 	}
 
 	/**
@@ -132,8 +120,8 @@ final class SettingsMapper {
 				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
 		HedgeSettings hedge = new HedgeSettings(layers.get(in(HEDGE, HedgeProperties::maxExtraLoad)),
 				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos());
-		return new ServiceSettings(balancer, HashKey.parse(layers.get(ServiceProperties::hashKey)), upstream(layers),
-				health, retry, hedge);
+		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
+				upstream(layers), health, retry, hedge);
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {
@@ -189,7 +177,8 @@ final class SettingsMapper {
 	}
 
 	/**
-	 * Maps a split's rollout, its defaults filled in, or rejects it naming the key.
+	 * Maps a split's rollout, each key not set taken from the built-in defaults, or
+	 * rejects it naming the key and its value.
 	 */
 	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split, Split compiled) {
 		RolloutProperties rollout = split.rollout();
@@ -208,20 +197,41 @@ final class SettingsMapper {
 			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
 					"expected: a target whose split has other targets with weights above 0, to share the rest");
 		}
-		List<Integer> steps = (rollout.steps() != null) ? rollout.steps() : List.of(5, 25, 50, 100);
-		Duration interval = (rollout.interval() != null) ? rollout.interval() : Duration.ofMinutes(5);
+		// The plan's exception does not say which key it rejects. So each key set is
+		// first tried alone over the built-in defaults, which are valid: a plan that
+		// fails then fails for that key. In the plan's own order, so that the key named
+		// is the one the plan would reject first.
+		for (RolloutKey<?> rolloutKey : RolloutKey.ALL) {
+			Object value = rolloutKey.accessor().apply(rollout);
+			if (value != null) {
+				try {
+					plan(target, rollout, rolloutKey::equals);
+				}
+				catch (IllegalArgumentException ex) {
+					throw new InvalidConfigurationPropertyValueException(key + "." + rolloutKey.name(), value,
+							ex.getMessage());
+				}
+			}
+		}
 		try {
-			return new Rollout.Plan(normalize(target), steps.stream().mapToInt(Integer::intValue).toArray(),
-					interval.toNanos(), (rollout.minRequests() != null) ? rollout.minRequests() : 100,
-					(rollout.maxErrorRateIncrease() != null) ? rollout.maxErrorRateIncrease() : 0.01,
-					(rollout.maxLatencyRatio() != null) ? rollout.maxLatencyRatio() : 1.5);
+			return plan(target, rollout, (rolloutKey) -> true);
 		}
 		catch (IllegalArgumentException ex) {
-			// The plan's message starts with the key: name it in full.
-			String message = String.valueOf(ex.getMessage());
-			String name = message.substring(0, Math.max(0, message.indexOf(':')));
-			throw new InvalidConfigurationPropertyValueException(key + "." + name, rollout, message);
+			// A rule across keys, which no key breaks alone: name the block.
+			throw new InvalidConfigurationPropertyValueException(key, rollout, ex.getMessage());
 		}
+	}
+
+	/**
+	 * Builds the plan of a rollout from the keys it sets that {@code taken} accepts, and
+	 * the built-in defaults for the others.
+	 */
+	private static Rollout.Plan plan(String target, RolloutProperties rollout, Predicate<RolloutKey<?>> taken) {
+		return new Rollout.Plan(normalize(target),
+				RolloutKey.STEPS.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
+				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
+				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
+				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken));
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {
@@ -260,6 +270,44 @@ final class SettingsMapper {
 	}
 
 	/**
+	 * A key of a split's {@code rollout} block that has a built-in default.
+	 *
+	 * @param name the key's name in the {@code rollout} block
+	 * @param accessor the key's accessor
+	 */
+	private record RolloutKey<T>(String name, Function<RolloutProperties, @Nullable T> accessor) {
+
+		static final RolloutKey<List<Integer>> STEPS = new RolloutKey<>("steps", RolloutProperties::steps);
+
+		static final RolloutKey<Duration> INTERVAL = new RolloutKey<>("interval", RolloutProperties::interval);
+
+		static final RolloutKey<Long> MIN_REQUESTS = new RolloutKey<>("min-requests", RolloutProperties::minRequests);
+
+		static final RolloutKey<Double> MAX_ERROR_RATE_INCREASE = new RolloutKey<>("max-error-rate-increase",
+				RolloutProperties::maxErrorRateIncrease);
+
+		static final RolloutKey<Double> MAX_LATENCY_RATIO = new RolloutKey<>("max-latency-ratio",
+				RolloutProperties::maxLatencyRatio);
+
+		/**
+		 * The keys in the order the plan checks them.
+		 */
+		static final List<RolloutKey<?>> ALL = List.of(STEPS, INTERVAL, MIN_REQUESTS, MAX_ERROR_RATE_INCREASE,
+				MAX_LATENCY_RATIO);
+
+		/**
+		 * Returns the key's value in {@code rollout} if it sets it and {@code taken}
+		 * accepts the key, else its built-in default.
+		 */
+		T from(RolloutProperties rollout, Predicate<RolloutKey<?>> taken) {
+			T value = taken.test(this) ? this.accessor.apply(rollout) : null;
+			return Objects.requireNonNull((value != null) ? value : this.accessor.apply(BuiltInDefaults.ROLLOUT),
+					"a key without a built-in default");
+		}
+
+	}
+
+	/**
 	 * The layers a service's keys come from, most specific first; the built-in defaults
 	 * come last and set every key.
 	 */
@@ -271,7 +319,7 @@ final class SettingsMapper {
 				value = key.apply(this.defaults);
 			}
 			if (value == null) {
-				value = key.apply(BUILT_IN_DEFAULTS);
+				value = key.apply(BuiltInDefaults.SERVICE);
 			}
 			return Objects.requireNonNull(value, "a key without a built-in default");
 		}

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
-import dev.gatewaylb.config.Cidr;
+import dev.gatewaylb.request.Cidr;
 import dev.gatewaylb.split.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;

@@ -3,8 +3,8 @@ package dev.gatewaylb.gateway.filter;
 import java.net.InetSocketAddress;
 import java.util.List;
 
-import dev.gatewaylb.config.Cidr;
 import dev.gatewaylb.gateway.settings.SplitSettings;
+import dev.gatewaylb.request.Cidr;
 import dev.gatewaylb.split.Split;
 import org.junit.jupiter.api.Test;
 

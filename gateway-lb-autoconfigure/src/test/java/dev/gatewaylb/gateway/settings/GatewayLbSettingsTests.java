@@ -6,6 +6,7 @@ import java.util.Map;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.request.HashKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -45,6 +45,21 @@ class LiveSettingsTests {
 		assertThat(live.rejectedRefreshes()).isOne();
 	}
 
+	@Test
+	void showsThePropertiesOfTheLastBindingNotRejected() {
+		LiveSettings live = live(Map.of("gateway.lb.services.catalog.slow-start", "5s"));
+		assertThat(live.properties().services()).containsOnlyKeys("catalog");
+		GatewayLbSettings respelled = GatewayLbSettingsTests
+			.bind(Map.of("gateway.lb.services.CATALOG.slow-start", "5s"));
+		assertThat(live.apply(respelled)).isFalse();
+		assertThat(live.properties()).isSameAs(respelled.properties());
+		live.reject("gateway.lb.defaults.algorithm: fastest");
+		assertThat(live.properties()).isSameAs(respelled.properties());
+		GatewayLbSettings next = GatewayLbSettingsTests.bind(Map.of("gateway.lb.services.catalog.slow-start", "10s"));
+		assertThat(live.apply(next)).isTrue();
+		assertThat(live.properties()).isSameAs(next.properties());
+	}
+
 	private LiveSettings live(Map<String, Object> properties) {
 		LiveSettings live = new LiveSettings(GatewayLbSettingsTests.bind(properties));
 		live.onApply(this.notified::add);

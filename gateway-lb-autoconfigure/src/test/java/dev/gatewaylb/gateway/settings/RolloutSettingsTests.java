@@ -49,23 +49,34 @@ class RolloutSettingsTests {
 	@ParameterizedTest(name = "{0}={1}")
 	@CsvSource(delimiter = '|',
 			textBlock = """
-					rollout.target         | shop-beta | gateway.lb.splits.shop.rollout.target         | expected: one of the split's targets
-					rollout.target         | shop-stable | gateway.lb.splits.shop.rollout.target       | expected: a target whose split has other targets with weights above 0
-					rollout.steps          | 25,5      | gateway.lb.splits.shop.rollout.steps          | steps: [25, 5] (expected: increasing percents)
-					rollout.steps          | 50,150    | gateway.lb.splits.shop.rollout.steps          | steps: [50, 150] (expected: percents from 1 to 100)
-					rollout.interval       | 500ms     | gateway.lb.splits.shop.rollout.interval       | interval: 500ms (expected: at least 1s)
-					rollout.min-requests   | -1        | gateway.lb.splits.shop.rollout.min-requests   | min-requests: -1 (expected: >= 0)
-					rollout.max-latency-ratio | 0.5    | gateway.lb.splits.shop.rollout.max-latency-ratio | max-latency-ratio: 0.5 (expected: >= 1)
+					rollout.target            | shop-beta   | gateway.lb.splits.shop.rollout.target            | shop-beta   | expected: one of the split's targets
+					rollout.target            | shop-stable | gateway.lb.splits.shop.rollout.target            | shop-stable | expected: a target whose split has other targets with weights above 0
+					rollout.steps             | 25,5        | gateway.lb.splits.shop.rollout.steps             | [25, 5]     | steps: [25, 5] (expected: increasing percents)
+					rollout.steps             | 50,150      | gateway.lb.splits.shop.rollout.steps             | [50, 150]   | steps: [50, 150] (expected: percents from 1 to 100)
+					rollout.interval          | 500ms       | gateway.lb.splits.shop.rollout.interval          | PT0.5S      | interval: 500ms (expected: at least 1s)
+					rollout.min-requests      | -1          | gateway.lb.splits.shop.rollout.min-requests      | -1          | min-requests: -1 (expected: >= 0)
+					rollout.max-error-rate-increase | 1.5   | gateway.lb.splits.shop.rollout.max-error-rate-increase | 1.5   | max-error-rate-increase: 1.5 (expected: 0 to 1)
+					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: >= 1)
 					""")
-	void rejectsAnInvalidRolloutNamingTheProperty(String key, String value, String property, String reason) {
+	void rejectsAnInvalidRolloutNamingThePropertyAndItsValue(String key, String value, String property, String bound,
+			String reason) {
 		Map<String, String> values = new HashMap<>();
 		values.put(SPLIT + "rollout.target", "shop-canary");
 		values.put(SPLIT + key, value);
 		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class).isThrownBy(() -> map(values))
 			.satisfies((ex) -> {
 				assertThat(ex.getName()).isEqualTo(property);
+				assertThat(ex.getValue()).hasToString(bound);
 				assertThat(ex.getReason()).startsWith(reason);
 			});
+	}
+
+	@Test
+	void namesTheFirstInvalidKeyInTheOrderThePlanChecksThem() {
+		Map<String, String> values = new HashMap<>(Map.of(SPLIT + "rollout.target", "shop-canary",
+				SPLIT + "rollout.max-latency-ratio", "0.5", SPLIT + "rollout.interval", "0s"));
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class).isThrownBy(() -> map(values))
+			.satisfies((ex) -> assertThat(ex.getName()).isEqualTo(SPLIT + "rollout.interval"));
 	}
 
 	private static SplitSettings map(Map<String, String> rollout) {

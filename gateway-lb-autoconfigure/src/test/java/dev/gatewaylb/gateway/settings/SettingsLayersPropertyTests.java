@@ -13,6 +13,7 @@ import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.health.FailureStatuses;
+import dev.gatewaylb.request.HashKey;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 

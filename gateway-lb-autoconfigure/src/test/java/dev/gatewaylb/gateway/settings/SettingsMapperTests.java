@@ -11,6 +11,7 @@ import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.request.HashKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -63,7 +64,7 @@ class SettingsMapperTests {
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos()));
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
-		assertThat(resolve(ServiceProperties.NONE, SettingsMapper.BUILT_IN_DEFAULTS)).isEqualTo(builtIn);
+		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
 	}
 
 	@ParameterizedTest(name = "service [{0}] over defaults [{1}] -> {2}")

@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.filter;
+package dev.gatewaylb.request;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -10,8 +10,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import dev.gatewaylb.config.Cidr;
-import dev.gatewaylb.split.Cookies;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package dev.gatewaylb.split;
+package dev.gatewaylb.request;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.filter;
+package dev.gatewaylb.request;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.gatewaylb.config;
+package dev.gatewaylb.request;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;

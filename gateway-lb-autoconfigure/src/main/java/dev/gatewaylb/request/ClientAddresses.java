@@ -1,10 +1,9 @@
-package dev.gatewaylb.gateway.filter;
+package dev.gatewaylb.request;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 
-import dev.gatewaylb.config.Cidr;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * by {@link Cidr#parseAddress(CharSequence, int, int)}: no DNS query, no exception, and a
  * time linear in the header's length, whatever a client sends.
  */
-final class ClientAddresses {
+public final class ClientAddresses {
 
 	private ClientAddresses() {
 	}
@@ -40,7 +39,7 @@ final class ClientAddresses {
 	 * @param trustedProxies the networks whose header is believed
 	 * @return the address, or {@code null} when the peer is unknown
 	 */
-	static @Nullable String resolve(@Nullable InetSocketAddress peer,
+	public static @Nullable String resolve(@Nullable InetSocketAddress peer,
 			@Nullable List<? extends @Nullable CharSequence> forwardedFor, List<Cidr> trustedProxies) {
 		InetAddress client = resolveAddress(peer, forwardedFor, trustedProxies);
 		return (client != null) ? client.getHostAddress() : null;
@@ -54,7 +53,7 @@ final class ClientAddresses {
 	 * @param trustedProxies the networks whose header is believed
 	 * @return the address, or {@code null} when the peer is unknown
 	 */
-	static @Nullable InetAddress resolveAddress(@Nullable InetSocketAddress peer,
+	public static @Nullable InetAddress resolveAddress(@Nullable InetSocketAddress peer,
 			@Nullable List<? extends @Nullable CharSequence> forwardedFor, List<Cidr> trustedProxies) {
 		InetAddress hop = (peer != null) ? peer.getAddress() : null;
 		if (hop == null) {

@@ -1,10 +1,9 @@
-package dev.gatewaylb.gateway.filter;
+package dev.gatewaylb.request;
 
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
 
-import dev.gatewaylb.config.Cidr;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

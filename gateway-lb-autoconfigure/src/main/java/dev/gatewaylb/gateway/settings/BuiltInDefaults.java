@@ -1,0 +1,52 @@
+package dev.gatewaylb.gateway.settings;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.gatewaylb.config.BalancingAlgorithm;
+import dev.gatewaylb.config.HealthProperties;
+import dev.gatewaylb.config.HealthProperties.Active;
+import dev.gatewaylb.config.HealthProperties.Passive;
+import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.PeakEwmaProperties;
+import dev.gatewaylb.config.PoolProperties;
+import dev.gatewaylb.config.RetryProperties;
+import dev.gatewaylb.config.RolloutProperties;
+import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.config.TimeoutProperties;
+import dev.gatewaylb.config.TlsProperties;
+import dev.gatewaylb.request.HashKey;
+
+/**
+ * The value of every key that the configuration does not set: the one table of the
+ * built-in defaults, written in the binding records' own shape, so that the mapper takes
+ * a key from it exactly as from a layer the user wrote. The configuration metadata (for
+ * the keys under {@code defaults}) and the tables of {@code docs/configuration.md} and
+ * {@code docs/rollouts.md} show the same values; {@code BuiltInDefaultsTests} keeps them
+ * equal.
+ */
+final class BuiltInDefaults {
+
+	/**
+	 * Every key of a service, under {@code gateway.lb.defaults} and
+	 * {@code gateway.lb.services.<id>}.
+	 */
+	static final ServiceProperties SERVICE = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN, Duration.ZERO,
+			HashKey.CLIENT_IP.toString(), 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
+			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
+			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
+			new TlsProperties(""), false,
+			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
+					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
+			new RetryProperties(1, List.of(502, 503, 504), 20, 10), new HedgeProperties(0.0, Duration.ofMillis(5)));
+
+	/**
+	 * Every key of a split's {@code rollout} block but {@code target}, which has none.
+	 */
+	static final RolloutProperties ROLLOUT = new RolloutProperties(null, List.of(5, 25, 50, 100), Duration.ofMinutes(5),
+			100L, 0.01, 1.5);
+
+	private BuiltInDefaults() {
+	}
+
+}
