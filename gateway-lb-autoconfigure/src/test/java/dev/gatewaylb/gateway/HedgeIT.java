@@ -101,9 +101,20 @@ class HedgeIT extends GatewayIntegrationTest {
 				extraLoad, plain, ready("sporadic").counters().hedgesSent().sum(),
 				ready("sporadic").counters().hedgesWon().sum(),
 				ready("sporadic").counters().hedgesRefusedByBudget().sum());
+		// Without backups 3% of the answers wait for a 500 ms delay, and the p99 is one
+		// of
+		// them whatever the machine's speed. With them, an answer that slow is one whose
+		// backup lost too, or one caught in a stall of the machine (which holds at most
+		// the 16 clients' requests at a time). Fewer than a third as many is what a
+		// hedged
+		// p99 below 500 ms needs of the slow 3% (under 1% left), without depending on how
+		// busy the machine is; the p99s are printed above, tail figures are the
+		// benchmarks'.
 		assertThat(plain.p99Millis()).as("without hedging the p99 is the slow answers': %s", plain)
 			.isGreaterThanOrEqualTo(500);
-		assertThat(hedged.p99Millis()).as("with backups after p95: %s", hedged).isLessThan(150);
+		assertThat(hedged.countAtLeast(500))
+			.as("answers of 500 ms or more with backups after p95: %s, unhedged %s", hedged, plain)
+			.isLessThan(plain.countAtLeast(500) / 3);
 		assertThat(extraLoad).as("backend requests per client request").isLessThanOrEqualTo(1.08);
 		ServiceCounters counters = ready("sporadic").counters();
 		assertThat(counters.hedgesSent().sum()).isPositive();
