@@ -13,6 +13,7 @@ import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.split.Rollout;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,9 +21,10 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two gateway replicas with Spring Cloud Bus on a real RabbitMQ broker (127.0.0.1:5672,
- * started by {@code .ci/run}): a rollout verdict or a drain taken on one replica is
- * followed by the other at once, and one {@code POST /actuator/busrefresh} changes both.
+ * Two gateway replicas with Spring Cloud Bus on an AMQP broker ({@link AmqpBroker}: the
+ * RabbitMQ {@code .ci/run} starts, or Qpid Broker-J in this JVM): a rollout verdict or a
+ * drain taken on one replica is followed by the other at once, and one
+ * {@code POST /actuator/busrefresh} changes both.
  * <p>
  * Both replicas import one configuration file, as replicas reading one Spring Cloud
  * Config server do; a test rewrites it and posts the refresh to one replica.
@@ -48,8 +50,19 @@ class BusFleetIT {
 
 	static Gateway second;
 
+	static AmqpBroker broker;
+
 	@BeforeAll
 	static void start() throws IOException {
+		try {
+			broker = AmqpBroker.get();
+		}
+		catch (AmqpBroker.Unavailable ex) {
+			if (ex.requested()) {
+				throw new IllegalStateException(ex.getMessage(), ex);
+			}
+			Assumptions.abort(ex.getMessage());
+		}
 		config = directory.resolve("fleet.properties");
 		write(fleetConfig(1, 1, 90));
 		first = Gateway.start(replica("replica-1"));
@@ -208,7 +221,7 @@ class BusFleetIT {
 	}
 
 	private static Map<String, Object> replica(String id) {
-		Map<String, Object> properties = new HashMap<>(BusSettings.replica(id));
+		Map<String, Object> properties = new HashMap<>(BusSettings.replica(id, broker));
 		properties.put("spring.config.import", "optional:file:" + config);
 		properties.put("spring.cloud.discovery.client.simple.instances.shop-stable[0].uri",
 				"http://127.0.0.1:" + stable.port());
@@ -224,6 +237,9 @@ class BusFleetIT {
 		properties.put("gateway.lb.splits.shop.rollout.interval", "2s");
 		properties.put("gateway.lb.splits.shop.rollout.min-requests", 20);
 		properties.put("eureka.client.enabled", false);
+		// The embedded broker logs each connection, channel and queue at INFO.
+		properties.put("logging.level.qpid", "warn");
+		properties.put("logging.level.org.apache.qpid", "warn");
 		return properties;
 	}
 
