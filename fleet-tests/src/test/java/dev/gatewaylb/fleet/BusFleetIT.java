@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.split.Rollout;
@@ -17,6 +19,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.cloud.bus.event.RefreshRemoteApplicationEvent;
+import org.springframework.context.ApplicationEvent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,7 +58,7 @@ class BusFleetIT {
 	static AmqpBroker broker;
 
 	@BeforeAll
-	static void start() throws IOException {
+	static void start() throws IOException, InterruptedException {
 		try {
 			broker = AmqpBroker.get();
 		}
@@ -67,6 +72,17 @@ class BusFleetIT {
 		write(fleetConfig(1, 1, 90));
 		first = Gateway.start(replica("replica-1"));
 		second = Gateway.start(replica("replica-2"));
+		// A replica's first bus message also creates its output binding and its publisher
+		// connection, seconds on a busy machine: sent once here, so that the tests time
+		// how fast a decision travels, not that set-up.
+		CountDownLatch heard = new CountDownLatch(1);
+		second.context().addApplicationListener((ApplicationEvent event) -> {
+			if (event instanceof RefreshRemoteApplicationEvent) {
+				heard.countDown();
+			}
+		});
+		assertThat(first.post("/actuator/busrefresh")).isEqualTo(204);
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the second replica hears the first's bus refresh").isTrue();
 	}
 
 	@AfterAll

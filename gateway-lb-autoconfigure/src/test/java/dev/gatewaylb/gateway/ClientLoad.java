@@ -53,7 +53,7 @@ final class ClientLoad implements AutoCloseable {
 				if (answer.status() != 200) {
 					this.failures.incrementAndGet();
 				}
-				this.samples.add(new Sample(answer.backend(), timed.getT1()));
+				this.samples.add(new Sample(answer.backend(), timed.getT1(), answer.backendDelayMillis()));
 				this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
 				this.served.incrementAndGet();
 			}).onErrorResume((ex) -> {
@@ -124,7 +124,7 @@ final class ClientLoad implements AutoCloseable {
 		this.lanes.dispose();
 	}
 
-	record Sample(String backend, long millis) {
+	record Sample(String backend, long millis, long backendDelayMillis) {
 	}
 
 	record Window(List<Sample> samples) {
@@ -142,10 +142,12 @@ final class ClientLoad implements AutoCloseable {
 		}
 
 		/**
-		 * Returns how many answers took {@code millis} or longer.
+		 * Returns how many answers a backend gave after waiting {@code millis} or longer:
+		 * the slow answers a test injected, told apart from answers a busy machine made
+		 * slow.
 		 */
-		long countAtLeast(long millis) {
-			return this.samples.stream().filter((sample) -> sample.millis() >= millis).count();
+		long countDelayedAtLeast(long millis) {
+			return this.samples.stream().filter((sample) -> sample.backendDelayMillis() >= millis).count();
 		}
 
 		long percentileMillis(double percent) {
