@@ -154,7 +154,7 @@ final class AmqpBroker {
 			launcher.shutdown();
 			delete(work);
 		}, "fleet-broker-shutdown"));
-		Broker<?> broker = system.get().getContainer(Broker.class);
+		Broker<?> broker = (Broker<?>) system.get().getContainer();
 		for (Port<?> port : broker.getPorts()) {
 			if (port.getBoundPort() > 0) {
 				return port.getBoundPort();
