@@ -8,21 +8,28 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.split.Rollout;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import org.springframework.cloud.bus.event.RefreshRemoteApplicationEvent;
+import org.springframework.context.ApplicationEvent;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two gateway replicas with Spring Cloud Bus on a real RabbitMQ broker (127.0.0.1:5672,
- * started by {@code .ci/run}): a rollout verdict or a drain taken on one replica is
- * followed by the other at once, and one {@code POST /actuator/busrefresh} changes both.
+ * Two gateway replicas with Spring Cloud Bus on an AMQP broker ({@link AmqpBroker}: the
+ * RabbitMQ {@code .ci/run} starts, or Qpid Broker-J in this JVM): a rollout verdict or a
+ * drain taken on one replica is followed by the other at once, and one
+ * {@code POST /actuator/busrefresh} changes both.
  * <p>
  * Both replicas import one configuration file, as replicas reading one Spring Cloud
  * Config server do; a test rewrites it and posts the refresh to one replica.
@@ -48,12 +55,34 @@ class BusFleetIT {
 
 	static Gateway second;
 
+	static AmqpBroker broker;
+
 	@BeforeAll
-	static void start() throws IOException {
+	static void start() throws IOException, InterruptedException {
+		try {
+			broker = AmqpBroker.get();
+		}
+		catch (AmqpBroker.Unavailable ex) {
+			if (ex.requested()) {
+				throw new IllegalStateException(ex.getMessage(), ex);
+			}
+			Assumptions.abort(ex.getMessage());
+		}
 		config = directory.resolve("fleet.properties");
 		write(fleetConfig(1, 1, 90));
 		first = Gateway.start(replica("replica-1"));
 		second = Gateway.start(replica("replica-2"));
+		// A replica's first bus message also creates its output binding and its publisher
+		// connection, seconds on a busy machine: sent once here, so that the tests time
+		// how fast a decision travels, not that set-up.
+		CountDownLatch heard = new CountDownLatch(1);
+		second.context().addApplicationListener((ApplicationEvent event) -> {
+			if (event instanceof RefreshRemoteApplicationEvent) {
+				heard.countDown();
+			}
+		});
+		assertThat(first.post("/actuator/busrefresh")).isEqualTo(204);
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the second replica hears the first's bus refresh").isTrue();
 	}
 
 	@AfterAll
@@ -208,7 +237,7 @@ class BusFleetIT {
 	}
 
 	private static Map<String, Object> replica(String id) {
-		Map<String, Object> properties = new HashMap<>(BusSettings.replica(id));
+		Map<String, Object> properties = new HashMap<>(BusSettings.replica(id, broker));
 		properties.put("spring.config.import", "optional:file:" + config);
 		properties.put("spring.cloud.discovery.client.simple.instances.shop-stable[0].uri",
 				"http://127.0.0.1:" + stable.port());
@@ -224,6 +253,9 @@ class BusFleetIT {
 		properties.put("gateway.lb.splits.shop.rollout.interval", "2s");
 		properties.put("gateway.lb.splits.shop.rollout.min-requests", 20);
 		properties.put("eureka.client.enabled", false);
+		// The embedded broker logs each connection, channel and queue at INFO.
+		properties.put("logging.level.qpid", "warn");
+		properties.put("logging.level.org.apache.qpid", "warn");
 		return properties;
 	}
 

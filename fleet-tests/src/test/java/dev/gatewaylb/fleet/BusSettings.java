@@ -4,8 +4,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The properties a replica needs for Spring Cloud Bus on the broker {@code .ci/run}
- * starts, the ones docs/fleet.md gives.
+ * The properties a replica needs for Spring Cloud Bus on the tests' broker
+ * ({@link AmqpBroker}), the ones docs/fleet.md gives.
  */
 final class BusSettings {
 
@@ -19,11 +19,11 @@ final class BusSettings {
 	 */
 	static final String DESTINATION = "gatewayLbFleetIT";
 
-	static Map<String, Object> replica(String id) {
+	static Map<String, Object> replica(String id, AmqpBroker broker) {
 		Map<String, Object> properties = new HashMap<>();
 		properties.put("spring.cloud.bus.destination", DESTINATION);
-		properties.put("spring.rabbitmq.host", "127.0.0.1");
-		properties.put("spring.rabbitmq.port", 5672);
+		properties.put("spring.rabbitmq.host", broker.host());
+		properties.put("spring.rabbitmq.port", broker.port());
 		properties.put("spring.cloud.bus.id", id);
 		// RabbitMQ 3.10 refuses the anonymous queue Spring AMQP 4 declares: a group per
 		// replica, its queue not durable.

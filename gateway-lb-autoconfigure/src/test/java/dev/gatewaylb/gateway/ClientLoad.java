@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +27,13 @@ final class ClientLoad implements AutoCloseable {
 
 	private final AtomicLong served = new AtomicLong();
 
+	private final AtomicLong sent = new AtomicLong();
+
+	/**
+	 * The numbers of the requests sent and not yet answered, in the order they were sent.
+	 */
+	private final ConcurrentSkipListSet<Long> unanswered = new ConcurrentSkipListSet<>();
+
 	private final AtomicInteger failures = new AtomicInteger();
 
 	private final AtomicInteger maxEjected = new AtomicInteger();
@@ -40,12 +48,12 @@ final class ClientLoad implements AutoCloseable {
 
 	ClientLoad(GatewayClient client, String path, int lanes, IntSupplier ejected) {
 		this.lanes = Flux.range(0, lanes)
-			.flatMap((lane) -> Mono.defer(() -> client.get(path, Map.of())).elapsed().doOnNext((timed) -> {
+			.flatMap((lane) -> Mono.defer(() -> send(client, path)).elapsed().doOnNext((timed) -> {
 				GatewayClient.Answer answer = timed.getT2();
 				if (answer.status() != 200) {
 					this.failures.incrementAndGet();
 				}
-				this.samples.add(new Sample(answer.backend(), timed.getT1()));
+				this.samples.add(new Sample(answer.backend(), timed.getT1(), answer.backendDelayMillis()));
 				this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
 				this.served.incrementAndGet();
 			}).onErrorResume((ex) -> {
@@ -53,6 +61,24 @@ final class ClientLoad implements AutoCloseable {
 				return Mono.empty();
 			}).repeat(this.running::get), lanes)
 			.subscribe();
+	}
+
+	private Mono<GatewayClient.Answer> send(GatewayClient client, String path) {
+		long number = this.sent.incrementAndGet();
+		this.unanswered.add(number);
+		return client.get(path, Map.of()).doFinally((signal) -> this.unanswered.remove(number));
+	}
+
+	/**
+	 * Waits until every request sent so far has its answer (or its error): a request
+	 * picks its endpoint when it is sent, so after a change that new picks see, the
+	 * requests that picked before it are then over, retries included.
+	 */
+	void awaitAnsweredSoFar() {
+		long last = this.sent.get();
+		org.awaitility.Awaitility.await()
+			.atMost(Duration.ofSeconds(60))
+			.until(() -> this.unanswered.headSet(last, true).isEmpty());
 	}
 
 	/**
@@ -98,14 +124,30 @@ final class ClientLoad implements AutoCloseable {
 		this.lanes.dispose();
 	}
 
-	record Sample(String backend, long millis) {
+	record Sample(String backend, long millis, long backendDelayMillis) {
 	}
 
 	record Window(List<Sample> samples) {
 
 		double share(String backend) {
-			return (double) this.samples.stream().filter((sample) -> backend.equals(sample.backend())).count()
-					/ this.samples.size();
+			return (double) count(backend) / this.samples.size();
+		}
+
+		long count(String backend) {
+			return this.samples.stream().filter((sample) -> backend.equals(sample.backend())).count();
+		}
+
+		int size() {
+			return this.samples.size();
+		}
+
+		/**
+		 * Returns how many answers a backend gave after waiting {@code millis} or longer:
+		 * the slow answers a test injected, told apart from answers a busy machine made
+		 * slow.
+		 */
+		long countDelayedAtLeast(long millis) {
+			return this.samples.stream().filter((sample) -> sample.backendDelayMillis() >= millis).count();
 		}
 
 		long percentileMillis(double percent) {

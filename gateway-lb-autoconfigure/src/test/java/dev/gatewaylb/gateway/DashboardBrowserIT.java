@@ -7,6 +7,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.JsonNode;
 
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code target/dashboard.png} (the one docs/operations.md shows is a copy). JSON clients
  * and curl still get JSON.
  */
+@ExtendWith(HeadlessChromium.Required.class)
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class DashboardBrowserIT extends GatewayIntegrationTest {
 

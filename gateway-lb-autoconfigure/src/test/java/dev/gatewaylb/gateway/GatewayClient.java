@@ -38,7 +38,8 @@ final class GatewayClient implements AutoCloseable {
 			.responseSingle((response, body) -> body.asString()
 				.defaultIfEmpty("")
 				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
-						response.responseHeaders().getAll("Set-Cookie"))));
+						response.responseHeaders().getAll("Set-Cookie"),
+						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")))));
 	}
 
 	/**
@@ -59,7 +60,8 @@ final class GatewayClient implements AutoCloseable {
 			.responseSingle((response, body) -> body.asString()
 				.defaultIfEmpty("")
 				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
-						response.responseHeaders().getAll("Set-Cookie"))))
+						response.responseHeaders().getAll("Set-Cookie"),
+						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")))))
 			.block(Duration.ofSeconds(30));
 	}
 
@@ -102,7 +104,12 @@ final class GatewayClient implements AutoCloseable {
 	record Transfer(int status, long received, long declared, @Nullable Throwable error) {
 	}
 
-	record Answer(int status, String backend, String body, List<String> setCookies) {
+	/**
+	 * An answer: its status, the backend that gave it, the body, the cookies set, and the
+	 * delay the backend waited before it answered ({@link TestBackend}'s
+	 * {@code X-Backend-Delay}, -1 when absent).
+	 */
+	record Answer(int status, String backend, String body, List<String> setCookies, long backendDelayMillis) {
 	}
 
 }

@@ -71,6 +71,18 @@ abstract class GatewayIntegrationTest {
 	}
 
 	/**
+	 * Returns whether a request to the service can be sent to the endpoint now: whether
+	 * the snapshot requests pick from has it among its candidates. An ejection, a failed
+	 * health check or a drain marks the endpoint's state first and reaches picks with the
+	 * rebuild that follows, so a test that waits for one to take effect waits on this,
+	 * not on the mark. Counts no pick.
+	 */
+	boolean isPickable(String service, String address) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		return snapshot != null && snapshot.selectAvoiding((other) -> !other.equals(address)) >= 0;
+	}
+
+	/**
 	 * Returns the requests in flight to a service, over its endpoints.
 	 */
 	int inFlight(String service) {

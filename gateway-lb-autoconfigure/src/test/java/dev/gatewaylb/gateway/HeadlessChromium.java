@@ -30,6 +30,9 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -398,6 +401,33 @@ final class HeadlessChromium implements AutoCloseable {
 		@Override
 		public void onError(WebSocket socket, Throwable error) {
 			fail(error);
+		}
+
+	}
+
+	/**
+	 * Skips a test class that needs the browser, with one line saying why, when
+	 * {@link #available()} finds none; with {@code -Dgatewaylb.require-browser=true}
+	 * ({@code .ci/run}, which installs Chromium) fails it with that line instead.
+	 */
+	static final class Required implements ExecutionCondition {
+
+		@Override
+		public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+			if (available()) {
+				return ConditionEvaluationResult.enabled("Chromium at " + binary().orElseThrow());
+			}
+			String configured = System.getenv("CHROMIUM");
+			String looked = (configured != null && !configured.isBlank())
+					? "CHROMIUM=" + configured + " is not an executable"
+					: "none at /usr/bin/chromium, nor chromium, chromium-browser or google-chrome on the PATH";
+			String reason = "no Chromium for the browser test: " + looked
+					+ "; install Debian's chromium package or point CHROMIUM at a browser binary";
+			if (Boolean.getBoolean("gatewaylb.require-browser")) {
+				throw new IllegalStateException(reason + " (-Dgatewaylb.require-browser=true)");
+			}
+			System.out.println("SKIPPED " + context.getDisplayName() + ": " + reason);
+			return ConditionEvaluationResult.disabled(reason);
 		}
 
 	}

@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Checks {@link HeadlessChromium} against a page that renders late and keeps changing, as
  * a dashboard does: the test has to wait for what the script draws, not for the load.
  */
+@ExtendWith(HeadlessChromium.Required.class)
 class HeadlessChromiumIT {
 
 	private static final String PAGE = """

@@ -4,17 +4,11 @@ import dev.gatewaylb.gateway.runtime.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.Snapshot;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -82,14 +76,13 @@ class HealthIT extends GatewayIntegrationTest {
 	@Test
 	void aBackendThatDiesUnderTrafficCostsClientsNothingAndServesAgainAfterItsEjection() {
 		HealthBackend dying = killable.get(1);
-		try (Traffic traffic = new Traffic(this.client, "/kill/", 20)) {
+		try (ClientLoad traffic = new ClientLoad(this.client, "/kill/", 20)) {
 			await().until(() -> traffic.served() > 300);
 			dying.kill();
-			await().atMost(Duration.ofSeconds(5))
-				.until(() -> state("kill", dying.address()).isEjected(this.runtimes.nanoTime()));
-			// A pick that read the endpoint's state just before the ejection counts
-			// itself just after it (another event loop): let those few requests go by.
-			traffic.await(20);
+			await().atMost(Duration.ofSeconds(5)).until(() -> !isPickable("kill", dying.address()));
+			// Requests that picked it before the rebuild, and their retries, count their
+			// picks as they go: once they are over, its count stands still.
+			traffic.awaitAnsweredSoFar();
 			long picksWhenEjected = state("kill", dying.address()).picks();
 			traffic.await(200);
 			assertThat(state("kill", dying.address()).isEjected(this.runtimes.nanoTime()))
@@ -178,12 +171,15 @@ class HealthIT extends GatewayIntegrationTest {
 	void drainsAnEndpointUnderLoadLettingItsRequestsFinish() {
 		draining.forEach((backend) -> backend.delay(Duration.ofMillis(150)));
 		HealthBackend drained = draining.get(0);
-		try (Traffic traffic = new Traffic(this.client, "/drain/", 10)) {
+		try (ClientLoad traffic = new ClientLoad(this.client, "/drain/", 10)) {
 			await().until(() -> traffic.served() > 60);
 			assertThat(this.client
 				.send("POST", "/actuator/gatewaylb/drain",
 						"{\"endpoint\":\"" + drained.address() + "\",\"drain\":true}")
 				.status()).isEqualTo(200);
+			assertThat(isPickable("drain", drained.address())).as("out of the picks when the drain answers").isFalse();
+			// A request that picked it just before the drain counts its pick just after.
+			traffic.awaitAnsweredSoFar();
 			long picksAtDrain = state("drain", drained.address()).picks();
 			traffic.await(60);
 			assertThat(state("drain", drained.address()).picks()).as("no new picks after the drain")
@@ -204,71 +200,23 @@ class HealthIT extends GatewayIntegrationTest {
 			this.client.getNow("/checked/");
 		}
 		failing.healthStatus(503);
-		await().atMost(Duration.ofSeconds(1)).until(() -> !state("checked", failing.address()).isHealthy());
+		// The check marks the endpoint unhealthy, then the balancer rebuilds: picks see
+		// the rebuild.
+		await().atMost(Duration.ofSeconds(1)).until(() -> !isPickable("checked", failing.address()));
+		assertThat(state("checked", failing.address()).isHealthy()).as("taken out by its check").isFalse();
 		long picks = state("checked", failing.address()).picks();
 		for (int i = 0; i < 30; i++) {
 			assertThat(this.client.getNow("/checked/").backend()).isNotEqualTo(failing.name());
 		}
 		assertThat(state("checked", failing.address()).picks()).isEqualTo(picks);
 		failing.healthStatus(200);
-		await().atMost(Duration.ofSeconds(1)).until(() -> state("checked", failing.address()).isHealthy());
+		await().atMost(Duration.ofSeconds(1)).until(() -> isPickable("checked", failing.address()));
 		int served = 0;
 		for (int i = 0; i < 30; i++) {
 			served += failing.name().equals(this.client.getNow("/checked/").backend()) ? 1 : 0;
 		}
+		// Round-robin over three equal weights: any 30 picks in a row hold 10 of each.
 		assertThat(served).isEqualTo(10);
-	}
-
-	/**
-	 * Lanes of clients that each send one request after another until closed.
-	 */
-	static final class Traffic implements AutoCloseable {
-
-		private final AtomicLong served = new AtomicLong();
-
-		private final AtomicInteger failures = new AtomicInteger();
-
-		private final AtomicBoolean running = new AtomicBoolean(true);
-
-		private final Disposable lanes;
-
-		Traffic(GatewayClient client, String path, int lanes) {
-			Supplier<Mono<GatewayClient.Answer>> request = () -> client.get(path, Map.of());
-			this.lanes = Flux.range(0, lanes).flatMap((lane) -> Mono.defer(request).doOnNext((answer) -> {
-				if (answer.status() != 200) {
-					this.failures.incrementAndGet();
-				}
-				this.served.incrementAndGet();
-			}).onErrorResume((ex) -> {
-				this.failures.incrementAndGet();
-				return Mono.empty();
-			}).repeat(this.running::get), lanes).subscribe();
-		}
-
-		long served() {
-			return this.served.get();
-		}
-
-		int failures() {
-			return this.failures.get();
-		}
-
-		/**
-		 * Waits until {@code count} more requests have been answered.
-		 */
-		void await(long count) {
-			long start = this.served.get();
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(30))
-				.until(() -> this.served.get() - start >= count);
-		}
-
-		@Override
-		public void close() {
-			this.running.set(false);
-			this.lanes.dispose();
-		}
-
 	}
 
 }

@@ -18,9 +18,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * Latency-based ejection ({@code health.passive.latency-factor}) under 16 concurrent
  * clients: one backend ten times slower than its two peers (20/20/200 ms) is ejected, so
- * that it gets almost nothing and the tail stays near the fast backends' latency; it
- * comes back, ramping, once it is fast again; and never more endpoints are out than
- * {@code max-ejection-percent} allows.
+ * that it gets nothing and its answers, the tail of the same backends without ejection,
+ * are gone; it comes back, ramping, once it is fast again; and never more endpoints are
+ * out than {@code max-ejection-percent} allows.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class LatencyEjectionIT extends GatewayIntegrationTest {
@@ -42,6 +42,10 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.tail.slow-start", "5s")
 			.set("gateway.lb.services.tail.health.passive.latency-factor", 3)
 			.set("gateway.lb.services.tail.health.passive.base-ejection-time", "8s");
+		// The same backends without latency-based ejection: the tail to compare with.
+		gateway.route("tail-unejected")
+			.instances("tail-unejected", tail)
+			.set("gateway.lb.services.tail-unejected.algorithm", "least-requests");
 		gateway.route("capped")
 			.instances("capped", capped)
 			.set("gateway.lb.services.capped.algorithm", "least-requests")
@@ -61,16 +65,35 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		TestBackend slow = tail.get(2);
 		tail.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
 		slow.delay(Duration.ofMillis(200));
-		try (ClientLoad load = new ClientLoad(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
-			await().atMost(Duration.ofSeconds(20)).until(() -> isEjected("tail", slow));
-			// Requests picked just before the ejection still finish at the slow backend
-			// (within its 200 ms): let them go by before measuring.
+		ClientLoad.Window unejected;
+		try (ClientLoad load = new ClientLoad(this.client, "/tail-unejected/", CLIENTS)) {
 			load.await(200);
-			ClientLoad.Window window = load.window(1600);
+			unejected = load.window(1600);
+		}
+		try (ClientLoad load = new ClientLoad(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
+			await().atMost(Duration.ofSeconds(20)).until(() -> !isPickable("tail", address(slow)));
+			// Requests that picked it before the rebuild still finish there (within its
+			// 200 ms): the window starts after them.
+			load.awaitAnsweredSoFar();
+			// 400 answers take half a second here, a few seconds on a machine busy with
+			// other builds: well within the ejection.
+			ClientLoad.Window window = load.window(400);
 			assertThat(isEjected("tail", slow)).as("still within the 8 s ejection, so the window means something")
 				.isTrue();
-			assertThat(window.share("tail-slow")).as("slow backend's share after warm-up: %s", window).isLessThan(0.01);
-			assertThat(window.p99Millis()).as("p99 in ms: %s", window).isLessThan(100);
+			System.out.printf("latency ejection figures: ejected %s; without ejection %s%n", window, unejected);
+			assertThat(window.count("tail-slow")).as("slow backend's answers while ejected: %s", window).isZero();
+			// Without ejection least-requests still sends the slow backend more than 1%
+			// of
+			// the requests (its share of the requests in flight), so the p99 is one of
+			// its
+			// 200 ms answers whatever the machine's speed; while it is ejected none of
+			// its
+			// answers is left in the tail. The p99s are printed above; tail figures are
+			// the
+			// benchmarks'.
+			assertThat(unejected.count("tail-slow")).as("slow answers without ejection: %s", unejected)
+				.isGreaterThan(unejected.size() / 100);
+			assertThat(unejected.p99Millis()).as("p99 without ejection: %s", unejected).isGreaterThanOrEqualTo(200);
 			slow.delay(Duration.ofMillis(20));
 			// Back under slow start: for its first seconds it weighs less than its peers.
 			await().atMost(Duration.ofSeconds(20)).until(() -> {
@@ -100,7 +123,11 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 	}
 
 	private boolean isEjected(String service, TestBackend backend) {
-		return state(service, "127.0.0.1:" + backend.port()).isEjected(this.runtimes.nanoTime());
+		return state(service, address(backend)).isEjected(this.runtimes.nanoTime());
+	}
+
+	private static String address(TestBackend backend) {
+		return "127.0.0.1:" + backend.port();
 	}
 
 	private double effectiveWeight(String service, TestBackend backend) {

@@ -1,7 +1,6 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,8 +8,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import dev.gatewaylb.gateway.runtime.SplitRollouts;
-import dev.gatewaylb.split.AffinityCookie;
 import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.split.Split;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -137,21 +136,28 @@ class RolloutIT extends GatewayIntegrationTest {
 					// Loopback answers take a few milliseconds: a GC pause on a busy
 					// build machine must not pass for a slow canary.
 					"gateway.lb.splits.ramp.rollout.max-latency-ratio", 5));
-			// Windows of answers taken while one step was in force from start to end.
-			Map<Integer, List<Double>> sharesByStep = new TreeMap<>();
+			// Answers of windows taken while one step was in force from start to end, and
+			// how many of them the canary gave.
+			Map<Integer, long[]> answersByStep = new TreeMap<>();
 			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
 				Rollout.Status before = status("ramp");
 				ClientLoad.Window window = load.window(100);
 				Rollout.Status after = status("ramp");
 				if (before != null && before.equals(after) && after.state() == Rollout.State.PROGRESSING) {
-					sharesByStep.computeIfAbsent(after.step(), (step) -> new ArrayList<>())
-						.add(window.share("ramp-canary"));
+					long[] counts = answersByStep.computeIfAbsent(after.step(), (step) -> new long[2]);
+					counts[0] += window.size();
+					counts[1] += window.count("ramp-canary");
 				}
 				return after != null && after.state() == Rollout.State.PROMOTED;
 			});
-			assertThat(sharesByStep).as("windows per step").containsKeys(0, 1);
-			assertThat(mean(sharesByStep.get(0))).as("step 20%").isBetween(0.12, 0.28);
-			assertThat(mean(sharesByStep.get(1))).as("step 50%").isBetween(0.40, 0.60);
+			assertThat(answersByStep).as("windows per step").containsKeys(0, 1);
+			// Each request's key is its own id, new every run: a band from the binomial.
+			long[] first = answersByStep.get(0);
+			assertThat((double) first[1]).as("step 20%% of %d answers", first[0])
+				.isBetween(fiveSigmaBelow(first[0], 0.2), fiveSigmaAbove(first[0], 0.2));
+			long[] second = answersByStep.get(1);
+			assertThat((double) second[1]).as("step 50%% of %d answers", second[0])
+				.isBetween(fiveSigmaBelow(second[0], 0.5), fiveSigmaAbove(second[0], 0.5));
 			assertThat(load.window(200).share("ramp-canary")).as("promoted at 100%").isEqualTo(1.0);
 			assertThat(load.failures()).isZero();
 		}
@@ -170,16 +176,19 @@ class RolloutIT extends GatewayIntegrationTest {
 			refresh(Map.of("gateway.lb.splits.fail.rollout.target", "fail-canary",
 					"gateway.lb.splits.fail.rollout.steps", "10,50,100", "gateway.lb.splits.fail.rollout.interval",
 					"2s", "gateway.lb.splits.fail.rollout.min-requests", 10));
-			List<Double> shares = new ArrayList<>();
+			long[] answers = new long[2];
 			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
-				shares.add(load.window(100).share("fail-canary"));
+				ClientLoad.Window window = load.window(100);
+				answers[0] += window.size();
+				answers[1] += window.count("fail-canary");
 				Rollout.Status status = status("fail");
 				return status != null && status.state() == Rollout.State.ROLLED_BACK;
 			});
-			// 100 answers at 10%: 3 standard deviations above is 19%.
-			assertThat(shares).as("the canary's share before the verdict").allSatisfy((share) -> {
-				assertThat(share).isLessThan(0.19);
-			});
+			// Each request's key is its own id, new every run: a band from the binomial,
+			// over every answer until the verdict (the last windows' come after it, at
+			// 0%).
+			assertThat((double) answers[1]).as("the canary's answers of %d before the verdict", answers[0])
+				.isLessThanOrEqualTo(fiveSigmaAbove(answers[0], 0.1));
 			assertThat(status("fail").step()).isZero();
 			Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("fail-canary") == 0);
 			assertThat(load.window(300).share("fail-canary")).as("after the rollback").isZero();
@@ -210,8 +219,11 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat(load.failures()).isZero();
 		}
 		SplitRollouts.Verdict verdict = last(this.rollouts.track("slow").verdicts());
+		// The canary's every answer waits 150 ms; the verdict must rest on that p99 being
+		// more than max-latency-ratio times the stable one, whatever the machine's speed.
 		assertThat(verdict.canary().p99Nanos()).as("the canary's p99").isGreaterThan(150_000_000L);
-		assertThat(verdict.others().p99Nanos()).as("the stable p99").isLessThan(50_000_000L);
+		assertThat(verdict.others().p99Nanos() * 3).as("three times the stable p99")
+			.isLessThan(verdict.canary().p99Nanos());
 	}
 
 	@Test
@@ -266,16 +278,19 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@Test
 	void stickyClientsMoveOnlyWhenAStepMovesTheirKeyAndAllReturnOnRollback() {
-		AffinityCookie cookies = new AffinityCookie(System::currentTimeMillis, 42);
-		List<String> clients = new ArrayList<>();
-		for (int i = 0; i < 300; i++) {
-			clients.add(cookies.mint());
-		}
+		List<String> clients = SplitIT.seededAffinityValues(300);
+		Split sticky = Split.of("sticky",
+				List.of(new Split.Target("sticky-stable", 100), new Split.Target("sticky-canary", 0)));
 		Map<String, String> atFirstStep = targets(clients);
+		assertThat(atFirstStep).as("each key where the 30% layout puts it")
+			.isEqualTo(expectedTargets(clients, sticky.withShare(1, 30)));
 		long canaryAtFirstStep = atFirstStep.values().stream().filter("canary"::equals).count();
-		assertThat(canaryAtFirstStep).as("30% of 300").isBetween(65L, 115L);
+		assertThat((double) canaryAtFirstStep).as("30% of 300")
+			.isBetween(fiveSigmaBelow(300, 0.3), fiveSigmaAbove(300, 0.3));
 		assertThat(act("sticky", "promote").body()).contains("\"percent\":60");
 		Map<String, String> atLastStep = targets(clients);
+		assertThat(atLastStep).as("each key where the 60% layout puts it")
+			.isEqualTo(expectedTargets(clients, sticky.withShare(1, 60)));
 		int moved = 0;
 		for (String client : clients) {
 			if (!atFirstStep.get(client).equals(atLastStep.get(client))) {
@@ -284,9 +299,29 @@ class RolloutIT extends GatewayIntegrationTest {
 			}
 		}
 		// From 30% to 60%: 30% of the keys move, and no other.
-		assertThat(moved).isBetween(65, 115);
+		assertThat((double) moved).isBetween(fiveSigmaBelow(300, 0.3), fiveSigmaAbove(300, 0.3));
 		assertThat(act("sticky", "roll-back").status()).isEqualTo(200);
 		assertThat(targets(clients).values()).as("every client back on stable").containsOnly("stable");
+	}
+
+	private static Map<String, String> expectedTargets(List<String> clients, Split layout) {
+		Map<String, String> targets = new HashMap<>();
+		for (String client : clients) {
+			targets.put(client, layout.targets().get(layout.pick(client)).service().substring("sticky-".length()));
+		}
+		return targets;
+	}
+
+	/**
+	 * Returns five standard deviations of the binomial below its mean: {@code n} fair
+	 * draws of probability {@code p} fall below it about three times in ten million.
+	 */
+	private static double fiveSigmaBelow(long n, double p) {
+		return n * p - 5 * Math.sqrt(n * p * (1 - p));
+	}
+
+	private static double fiveSigmaAbove(long n, double p) {
+		return n * p + 5 * Math.sqrt(n * p * (1 - p));
 	}
 
 	private Map<String, String> targets(List<String> clients) {
@@ -328,10 +363,6 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	private static <T> T last(List<T> values) {
 		return values.get(values.size() - 1);
-	}
-
-	private static double mean(List<Double> values) {
-		return values.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
 	}
 
 }

@@ -6,9 +6,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import dev.gatewaylb.split.AffinityCookie;
+import dev.gatewaylb.split.Split;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -101,18 +104,47 @@ class SplitIT extends GatewayIntegrationTest {
 	}
 
 	@Test
-	void splitsRequestsWithoutACookieWithinThreeStandardDeviations() {
-		List<GatewayClient.Answer> answers = Flux.range(0, 2_000)
+	void splitsAffinityValuesByTheirStableHashWithinFiveStandardDeviations() {
+		Split shop = Split.of("shop",
+				List.of(new Split.Target("shop-stable", 90), new Split.Target("shop-canary", 10)));
+		List<String> keys = seededAffinityValues(2_000);
+		List<GatewayClient.Answer> answers = Flux.fromIterable(keys)
+			.flatMapSequential((key) -> this.client.get("/shop/", Map.of("Cookie", "GWLB_AFFINITY=" + key)), 16)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		long expected = 0;
+		for (int i = 0; i < keys.size(); i++) {
+			String target = shop.targets().get(shop.pick(keys.get(i))).service();
+			assertThat(answers.get(i).status()).isEqualTo(200);
+			assertThat("shop-" + target(answers.get(i))).as("the target of %s", keys.get(i)).isEqualTo(target);
+			assertThat(answers.get(i).setCookies()).as("a valid cookie is kept").isEmpty();
+			expected += target.equals("shop-canary") ? 1 : 0;
+		}
+		long toCanary = answers.stream().filter((answer) -> answer.backend().startsWith("canary")).count();
+		assertThat(toCanary).isEqualTo(expected);
+		// The keys are fixed, so is the count; the band says that the hash spreads the
+		// values a burst of new clients gets as a fair coin would.
+		double sigma = Math.sqrt(2_000 * 0.1 * 0.9);
+		assertThat((double) toCanary).isBetween(200 - 5 * sigma, 200 + 5 * sigma);
+	}
+
+	@Test
+	void splitsARequestWithoutACookieByTheValueItIsGiven() {
+		Split shop = Split.of("shop",
+				List.of(new Split.Target("shop-stable", 90), new Split.Target("shop-canary", 10)));
+		List<GatewayClient.Answer> answers = Flux.range(0, 200)
 			.flatMap((i) -> this.client.get("/shop/", Map.of()), 16)
 			.collectList()
 			.block(Duration.ofSeconds(60));
-		long toCanary = answers.stream().filter((answer) -> answer.backend().startsWith("canary")).count();
-		double sigma = Math.sqrt(2_000 * 0.1 * 0.9);
-		assertThat((double) toCanary).isBetween(200 - 3 * sigma, 200 + 3 * sigma);
 		assertThat(answers).allSatisfy((answer) -> {
 			assertThat(answer.status()).isEqualTo(200);
 			assertThat(answer.setCookies()).hasSize(1);
-			assertThat(AffinityCookie.isValid(cookieValue(answer, "GWLB_AFFINITY"))).isTrue();
+			String value = cookieValue(answer, "GWLB_AFFINITY");
+			assertThat(AffinityCookie.isValid(value)).isTrue();
+			// The first answer already comes from the target the cookie keeps the client
+			// on.
+			assertThat("shop-" + target(answer)).as("the target of %s", value)
+				.isEqualTo(shop.targets().get(shop.pick(value)).service());
 		});
 	}
 
@@ -238,16 +270,25 @@ class SplitIT extends GatewayIntegrationTest {
 	@Test
 	void pinsOneEndpointPerCookieWhenTheTargetHashesConsistently() {
 		Set<String> endpoints = new HashSet<>();
-		for (int session = 0; session < 30; session++) {
-			GatewayClient.Answer first = this.client.getNow("/pinned/");
-			String cookie = "PIN=" + cookieValue(first, "PIN");
+		for (String value : seededAffinityValues(30)) {
+			String cookie = "PIN=" + value;
+			String first = this.client.getNow("/pinned/", Map.of("Cookie", cookie)).backend();
 			for (int i = 0; i < 20; i++) {
-				assertThat(this.client.getNow("/pinned/", Map.of("Cookie", cookie)).backend())
-					.isEqualTo(first.backend());
+				assertThat(this.client.getNow("/pinned/", Map.of("Cookie", cookie)).backend()).isEqualTo(first);
 			}
-			endpoints.add(first.backend());
+			endpoints.add(first);
 		}
-		assertThat(endpoints).hasSizeGreaterThanOrEqualTo(2);
+		assertThat(endpoints).as("30 sessions over four endpoints").hasSizeGreaterThanOrEqualTo(2);
+	}
+
+	/**
+	 * Returns affinity values as one replica mints them for a burst of new clients (one
+	 * millisecond, consecutive counters from a random start), from a fixed instant and a
+	 * seeded start, so that every run sends the same keys.
+	 */
+	static List<String> seededAffinityValues(int count) {
+		AffinityCookie minter = new AffinityCookie(() -> 0x019ad2f36c1eL, new Random(21).nextLong() & 0xffffffffffffL);
+		return IntStream.range(0, count).mapToObj((i) -> minter.mint()).toList();
 	}
 
 	private void refresh(Map<String, Object> properties) {

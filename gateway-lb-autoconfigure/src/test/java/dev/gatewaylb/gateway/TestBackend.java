@@ -110,6 +110,7 @@ final class TestBackend implements AutoCloseable {
 			};
 			Mono<Void> answer = Mono.fromRunnable(release)
 				.then(response.header("X-Backend", name)
+					.header("X-Backend-Delay", String.valueOf(delay))
 					.header("Content-Type", "text/plain")
 					.sendString(Mono.just(name))
 					.then());
