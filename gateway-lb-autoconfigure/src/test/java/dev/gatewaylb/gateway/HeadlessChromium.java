@@ -407,8 +407,9 @@ final class HeadlessChromium implements AutoCloseable {
 
 	/**
 	 * Skips a test class that needs the browser, with one line saying why, when
-	 * {@link #available()} finds none; with {@code -Dgatewaylb.require-browser=true}
-	 * ({@code .ci/run}, which installs Chromium) fails it with that line instead.
+	 * {@link #available()} finds none; with {@code GATEWAYLB_REQUIRE_BROWSER=true} in the
+	 * environment ({@code .ci/run}, which installs Chromium) or
+	 * {@code -Dgatewaylb.require-browser=true} fails it with that line instead.
 	 */
 	static final class Required implements ExecutionCondition {
 
@@ -423,8 +424,9 @@ final class HeadlessChromium implements AutoCloseable {
 					: "none at /usr/bin/chromium, nor chromium, chromium-browser or google-chrome on the PATH";
 			String reason = "no Chromium for the browser test: " + looked
 					+ "; install Debian's chromium package or point CHROMIUM at a browser binary";
-			if (Boolean.getBoolean("gatewaylb.require-browser")) {
-				throw new IllegalStateException(reason + " (-Dgatewaylb.require-browser=true)");
+			if (Boolean.getBoolean("gatewaylb.require-browser")
+					|| "true".equalsIgnoreCase(System.getenv("GATEWAYLB_REQUIRE_BROWSER"))) {
+				throw new IllegalStateException(reason + " (a browser is required here)");
 			}
 			System.out.println("SKIPPED " + context.getDisplayName() + ": " + reason);
 			return ConditionEvaluationResult.disabled(reason);
