@@ -53,12 +53,22 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void hedgeImportsTheJdkHdrHistogramAndHealthOnly() {
+	void retryImportsTheJdkOnly() {
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.retry..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.retry..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void hedgeImportsTheJdkHdrHistogramAndTheRetryBudgetOnly() {
 		classes().that()
 			.resideInAPackage("dev.gatewaylb.hedge..")
 			.should()
 			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.health..",
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.retry..",
 					"dev.gatewaylb.hedge..")
 			.check(CLASSES);
 	}

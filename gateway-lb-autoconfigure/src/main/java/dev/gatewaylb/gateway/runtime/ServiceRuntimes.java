@@ -38,7 +38,7 @@ import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.LatencyOutliers;
 import dev.gatewaylb.health.OutlierDetection;
-import dev.gatewaylb.health.RetryBudget;
+import dev.gatewaylb.retry.RetryBudget;
 import dev.gatewaylb.hedge.Hedging;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
