@@ -2,14 +2,17 @@ package dev.gatewaylb.autoconfigure;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
+import dev.gatewaylb.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
 import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
+import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
 import dev.gatewaylb.gateway.runtime.InstanceSource;
 import dev.gatewaylb.gateway.runtime.LoadBalancerInstanceSource;
@@ -17,10 +20,12 @@ import dev.gatewaylb.gateway.runtime.RouteServices;
 import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.GatewayTls;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.split.AffinityCookie;
@@ -70,6 +75,15 @@ public final class GatewayLbAutoConfiguration {
 	static LoadBalancerClientSpecification gatewayLbClientSpecification() {
 		return new LoadBalancerClientSpecification("default." + GatewayLbAutoConfiguration.class.getName(),
 				new Class<?>[] { ServiceBalancerConfiguration.class });
+	}
+
+	/**
+	 * The control thread every background job of gateway-lb runs on; stopped by
+	 * {@link ControlLifecycle}, and again, harmlessly, when the context closes.
+	 */
+	@Bean
+	static ScheduledControlThread gatewayLbControlThread() {
+		return new ScheduledControlThread();
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -172,10 +186,32 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		SplitRollouts gatewayLbSplitRollouts(LiveSettings settings, ObjectProvider<FleetDecisions> fleet) {
-			return new SplitRollouts(settings, System::nanoTime, System::currentTimeMillis,
+		SplitRollouts gatewayLbSplitRollouts(ScheduledControlThread control, LiveSettings settings,
+				ObjectProvider<FleetDecisions> fleet) {
+			SplitRollouts rollouts = new SplitRollouts(control, System::currentTimeMillis,
 					() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
+			settings.onApply((applied) -> rollouts.plans(rolloutPlans(applied)));
+			return rollouts;
+		}
+
+		@Bean
+		ControlLifecycle gatewayLbControlLifecycle(ScheduledControlThread control, SplitRollouts rollouts) {
+			return new ControlLifecycle(control, List.of(rollouts::start), List.of());
+		}
+
+		/**
+		 * Returns the rollout plans of the settings by split name: what the rollouts
+		 * receive, since they do not know the settings.
+		 */
+		static Map<String, Rollout.Plan> rolloutPlans(GatewayLbSettings settings) {
+			Map<String, Rollout.Plan> plans = new LinkedHashMap<>();
+			for (SplitSettings split : settings.splits().values()) {
+				Rollout.Plan plan = split.rollout();
+				if (plan != null) {
+					plans.put(split.split().name(), plan);
+				}
+			}
+			return plans;
 		}
 
 		@Bean

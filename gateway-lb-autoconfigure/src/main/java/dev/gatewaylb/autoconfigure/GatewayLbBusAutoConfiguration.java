@@ -3,7 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.SplitRollouts;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

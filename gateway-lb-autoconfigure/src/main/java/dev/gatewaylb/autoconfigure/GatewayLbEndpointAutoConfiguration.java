@@ -1,10 +1,10 @@
 package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
+import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 
 import org.springframework.beans.factory.ObjectProvider;

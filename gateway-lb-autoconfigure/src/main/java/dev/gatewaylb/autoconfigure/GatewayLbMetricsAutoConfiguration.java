@@ -3,7 +3,7 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.actuate.GatewayLbMetrics;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -8,9 +8,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.rollout.Verdict;
 import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Rollout;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -209,7 +212,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat(load.window(100).share("slow-canary")).isZero();
 			assertThat(load.failures()).isZero();
 		}
-		SplitRollouts.Verdict verdict = last(this.rollouts.track("slow").verdicts());
+		Verdict verdict = last(this.rollouts.track("slow").verdicts());
 		assertThat(verdict.canary().p99Nanos()).as("the canary's p99").isGreaterThan(150_000_000L);
 		assertThat(verdict.others().p99Nanos()).as("the stable p99").isLessThan(50_000_000L);
 	}
@@ -253,7 +256,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			.until(() -> this.client.getNow("/actuator/gatewaylb/keep").body().contains("\"weight\":90"));
 		// An action runs on the rollout thread after the refresh's task: when it is back,
 		// the refresh was applied (a pause does nothing to a promoted rollout).
-		this.rollouts.act("keep", SplitRollouts.Action.PAUSE);
+		this.rollouts.act("keep", RolloutAction.PAUSE);
 		assertThat(status("keep").state()).as("other keys changed").isEqualTo(Rollout.State.PROMOTED);
 		refresh(Map.of("gateway.lb.splits.keep.targets.keep-stable", 90, "gateway.lb.splits.keep.rollout.steps",
 				"10,100"));
@@ -313,12 +316,12 @@ class RolloutIT extends GatewayIntegrationTest {
 	}
 
 	private Rollout.Status status(String split) {
-		SplitRollouts.Track track = this.rollouts.track(split);
+		RolloutTrack track = this.rollouts.track(split);
 		return (track != null) ? track.status() : null;
 	}
 
 	private List<String> verdicts(String split) {
-		return this.rollouts.track(split).verdicts().stream().map(SplitRollouts.Verdict::verdict).toList();
+		return this.rollouts.track(split).verdicts().stream().map((verdict) -> verdict.kind().label()).toList();
 	}
 
 	private void refresh(Map<String, Object> properties) {

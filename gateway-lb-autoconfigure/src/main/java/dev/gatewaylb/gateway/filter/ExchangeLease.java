@@ -11,8 +11,8 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
-import dev.gatewaylb.gateway.runtime.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.rollout.RolloutWindow;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.SignalType;
 
