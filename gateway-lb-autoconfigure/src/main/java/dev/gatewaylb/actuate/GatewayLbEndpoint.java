@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;

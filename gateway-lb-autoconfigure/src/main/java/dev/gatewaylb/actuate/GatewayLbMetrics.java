@@ -12,9 +12,10 @@ import java.util.function.ToDoubleFunction;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.runtime.RuntimeListener;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
@@ -44,7 +45,7 @@ import reactor.netty.resources.ConnectionPoolMetrics;
  * refresh thread, never on an event loop. Meters read the runtimes' own counters, so
  * nothing is built or updated on the request path.
  */
-public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
+public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String PICKS = "gateway.lb.picks";
 

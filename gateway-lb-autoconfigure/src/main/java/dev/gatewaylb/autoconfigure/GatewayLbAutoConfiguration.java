@@ -13,10 +13,11 @@ import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
 import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
 import dev.gatewaylb.rollout.FleetDecisions;
-import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
-import dev.gatewaylb.gateway.runtime.InstanceSource;
-import dev.gatewaylb.gateway.runtime.LoadBalancerInstanceSource;
-import dev.gatewaylb.gateway.runtime.RouteServices;
+import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.gateway.discovery.LoadBalancerInstanceSource;
+import dev.gatewaylb.gateway.discovery.RouteServices;
+import dev.gatewaylb.gateway.runtime.ServiceBalancer;
 import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
@@ -158,18 +159,18 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		InstanceSource gatewayLbInstanceSource(LoadBalancerClientFactory clientFactory) {
-			return new LoadBalancerInstanceSource(clientFactory);
+			return new LoadBalancerInstanceSource(clientFactory, ServiceBalancer.class);
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams) {
-			return new ServiceRuntimes(settings, source, upstreams, System::nanoTime, ThreadLocalRandom::current);
+		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams,
+				ScheduledControlThread control) {
+			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current);
 		}
 
 		@Bean
 		RouteServices gatewayLbRouteServices(ServiceRuntimes runtimes, LiveSettings settings) {
-			return new RouteServices(runtimes, settings);
+			return new RouteServices(runtimes::track, settings);
 		}
 
 		@Bean
@@ -195,8 +196,9 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
-		ControlLifecycle gatewayLbControlLifecycle(ScheduledControlThread control, SplitRollouts rollouts) {
-			return new ControlLifecycle(control, List.of(rollouts::start), List.of());
+		ControlLifecycle gatewayLbControlLifecycle(ScheduledControlThread control, ServiceRuntimes runtimes,
+				SplitRollouts rollouts) {
+			return new ControlLifecycle(control, List.of(runtimes::start, rollouts::start), List.of(runtimes::stop));
 		}
 
 		/**

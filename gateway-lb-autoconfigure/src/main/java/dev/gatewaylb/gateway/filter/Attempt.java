@@ -8,7 +8,7 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.InFlightGuard;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;

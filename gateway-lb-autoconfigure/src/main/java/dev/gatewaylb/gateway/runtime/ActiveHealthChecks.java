@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.settings.HealthSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import org.apache.commons.logging.Log;

@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.runtime;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.settings.HashKey;
 import dev.gatewaylb.split.Cookies;
 import org.jspecify.annotations.Nullable;
