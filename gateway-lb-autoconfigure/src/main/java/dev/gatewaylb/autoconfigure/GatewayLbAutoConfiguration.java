@@ -174,8 +174,8 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
-		ActiveHealthChecks gatewayLbActiveHealthChecks(ServiceRuntimes runtimes) {
-			return new ActiveHealthChecks(runtimes);
+		ActiveHealthChecks gatewayLbActiveHealthChecks(ServiceRuntimes runtimes, ScheduledControlThread control) {
+			return new ActiveHealthChecks(runtimes, control);
 		}
 
 		@Bean
@@ -197,8 +197,9 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		ControlLifecycle gatewayLbControlLifecycle(ScheduledControlThread control, ServiceRuntimes runtimes,
-				SplitRollouts rollouts) {
-			return new ControlLifecycle(control, List.of(runtimes::start, rollouts::start), List.of(runtimes::stop));
+				SplitRollouts rollouts, ActiveHealthChecks activeHealthChecks) {
+			return new ControlLifecycle(control, List.of(runtimes::start, rollouts::start, activeHealthChecks::start),
+					List.of(runtimes::stop));
 		}
 
 		/**
