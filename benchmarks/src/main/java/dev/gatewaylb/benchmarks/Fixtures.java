@@ -147,7 +147,8 @@ public final class Fixtures {
 		};
 		ScheduledControlThread control = new ScheduledControlThread();
 		ServiceRuntimes runtimes = new ServiceRuntimes(settings, source,
-				new Upstreams((provider) -> HttpClient.create(provider)), control, ThreadLocalRandom::current);
+				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, control), control,
+				ThreadLocalRandom::current);
 		runtimes.start();
 		runtimes.whenReady(SERVICE).block(Duration.ofSeconds(10));
 		return runtimes;

@@ -41,9 +41,11 @@ import reactor.netty.resources.ConnectionPoolMetrics;
  * Service meters are registered when a service gets its first runtime; endpoint meters
  * when an endpoint joins a service's set and removed when it leaves, and the pool meters
  * of an endpoint with its pool; split meters when a split target is configured and
- * removed when it is not any more. Registration runs on the runtime thread and the
- * refresh thread, never on an event loop. Meters read the runtimes' own counters, so
- * nothing is built or updated on the request path.
+ * removed when it is not any more. Registration runs on the control thread (pools
+ * included: Reactor Netty reports a pool opening inside a request's acquire, and
+ * {@link Upstreams} hands that report to the control thread) and on the refresh thread,
+ * never on an event loop and never by a request. Meters read the runtimes' own counters,
+ * so nothing is built or updated on the request path.
  */
 public final class GatewayLbMetrics implements RuntimeListener {
 
@@ -206,7 +208,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	}
 
 	/**
-	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service.
+	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service, on
+	 * the control thread.
 	 */
 	private final class PoolMeters implements Upstreams.PoolListener {
 

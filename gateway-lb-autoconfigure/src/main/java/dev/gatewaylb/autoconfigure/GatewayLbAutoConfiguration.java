@@ -113,10 +113,9 @@ public final class GatewayLbAutoConfiguration {
 	static class UpstreamConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
 		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
 				ObjectProvider<HttpClientSslConfigurer> sslConfigurer, ObjectProvider<SslBundles> sslBundles,
-				ObjectProvider<HttpClientCustomizer> customizers) {
+				ObjectProvider<HttpClientCustomizer> customizers, ScheduledControlThread control) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
 			SslBundles bundles = sslBundles.getIfAvailable();
@@ -148,7 +147,7 @@ public final class GatewayLbAutoConfiguration {
 				catch (Exception ex) {
 					throw new IllegalStateException("Cannot build an upstream HTTP client", ex);
 				}
-			}, tls);
+			}, tls, control);
 		}
 
 	}

@@ -31,7 +31,8 @@ class RuntimeFactoryTests {
 
 	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
-	private final RuntimeFactory factory = new RuntimeFactory(new Upstreams(HttpClient::create), this.clock::get,
+	private final RuntimeFactory factory = new RuntimeFactory(
+			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, Runnable::run), this.clock::get,
 			() -> new SplittableRandom(7), Runnable::run);
 
 	private final List<ServiceRuntime> built = new java.util.ArrayList<>();

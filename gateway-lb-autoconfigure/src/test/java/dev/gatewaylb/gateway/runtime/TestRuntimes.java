@@ -78,7 +78,8 @@ public final class TestRuntimes implements AutoCloseable {
 
 		};
 		this.runtimes = new ServiceRuntimes(this.settings, delegating,
-				new Upstreams((provider) -> HttpClient.create(provider)), this.control, () -> this.random);
+				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, this.control), this.control,
+				() -> this.random);
 		this.runtimes.start();
 		this.control.runDue();
 	}
