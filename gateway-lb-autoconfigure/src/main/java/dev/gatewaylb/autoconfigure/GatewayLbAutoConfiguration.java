@@ -61,10 +61,16 @@ import org.springframework.core.env.Environment;
 /**
  * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb, one nested
  * configuration per layer of the request path: the settings, the upstream pools, the
- * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters.
+ * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters,
+ * with the one control thread their background work runs on.
  * <p>
  * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up with
  * the property's name.
+ * <p>
+ * A user may replace what gateway-lb offers as API: the {@link InstanceSource} and each
+ * of the three filters (and the fleet's {@code FleetDecisions}, which the bus
+ * configuration provides). The other beans are internal: declaring one of them does not
+ * replace gateway-lb's.
  */
 @AutoConfiguration(after = GatewayAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveLoadBalancerClientFilter.class, LoadBalancerClientFactory.class })
@@ -91,7 +97,6 @@ public final class GatewayLbAutoConfiguration {
 	static class SettingsConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
 		LiveSettings gatewayLbLiveSettings(Environment environment) {
 			return new LiveSettings(GatewayLbSettings.bind(environment));
 		}
@@ -178,7 +183,6 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
 		SplitCounters gatewayLbSplitCounters(LiveSettings settings) {
 			SplitCounters counters = new SplitCounters();
 			settings.onApply(counters::prepare);
@@ -232,11 +236,13 @@ public final class GatewayLbAutoConfiguration {
 	static class FilterConfiguration {
 
 		@Bean
+		@ConditionalOnMissingBean
 		InFlightReleaseFilter gatewayLbInFlightReleaseFilter(ServiceRuntimes runtimes) {
 			return new InFlightReleaseFilter(runtimes);
 		}
 
 		@Bean
+		@ConditionalOnMissingBean
 		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
 				SplitCounters splitCounters, SplitRollouts rollouts,
 				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
@@ -247,6 +253,7 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
+		@ConditionalOnMissingBean
 		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties) {
 			return new UpstreamRoutingFilter(httpClient, headersFilters, properties);
