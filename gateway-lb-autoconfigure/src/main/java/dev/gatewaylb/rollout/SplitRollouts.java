@@ -244,8 +244,7 @@ public final class SplitRollouts {
 				continue;
 			}
 			RolloutTrack.Windows windows = track.drain();
-			Rollout.Judgement judgement = Rollout.judge(track.plan(), track.status(), windows.canary(),
-					windows.others(), now);
+			Judgement judgement = Rollout.judge(track.plan(), track.status(), windows.canary(), windows.others(), now);
 			Rollout.Status next = judgement.status();
 			switch (judgement.kind()) {
 				case NOT_DUE -> {

@@ -58,10 +58,10 @@ public enum VerdictKind {
 	 * Returns the verdict of a judgement that was due.
 	 * @param kind the judgement's decision
 	 * @return the verdict kind
-	 * @throws IllegalArgumentException for {@link Rollout.Judgement.Kind#NOT_DUE}, which
-	 * is no verdict
+	 * @throws IllegalArgumentException for {@link Judgement.Kind#NOT_DUE}, which is no
+	 * verdict
 	 */
-	static VerdictKind of(Rollout.Judgement.Kind kind) {
+	static VerdictKind of(Judgement.Kind kind) {
 		return switch (kind) {
 			case HOLD -> HOLD;
 			case NEXT -> NEXT;

@@ -3,7 +3,6 @@ package dev.gatewaylb.rollout;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.gatewaylb.rollout.Rollout.Judgement;
 import dev.gatewaylb.rollout.Rollout.Plan;
 import dev.gatewaylb.rollout.Rollout.State;
 import dev.gatewaylb.rollout.Rollout.Status;
