@@ -254,7 +254,7 @@ class RolloutIT extends GatewayIntegrationTest {
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(5))
 			.until(() -> this.client.getNow("/actuator/gatewaylb/keep").body().contains("\"weight\":90"));
-		// An action runs on the rollout thread after the refresh's task: when it is back,
+		// An action runs on the control thread after the refresh's task: when it is back,
 		// the refresh was applied (a pause does nothing to a promoted rollout).
 		this.rollouts.act("keep", RolloutAction.PAUSE);
 		assertThat(status("keep").state()).as("other keys changed").isEqualTo(Rollout.State.PROMOTED);
