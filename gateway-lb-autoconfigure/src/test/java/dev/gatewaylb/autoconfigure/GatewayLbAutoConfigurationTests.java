@@ -4,19 +4,19 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
-import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
-import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.runtime.ServiceBalancer;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import reactor.core.publisher.Mono;
-import reactor.netty.http.client.HttpClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
