@@ -17,11 +17,14 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 /**
  * Checks the package rule: the core is plain Java, outer layers depend on inner ones and
- * never the reverse. {@code balance} and {@code request} import the JDK only;
- * {@code split} and {@code health} the JDK and {@code balance}; {@code hedge} the JDK,
- * HdrHistogram and {@code health}; {@code config} Spring Boot and, of ours, only
- * {@code request}; {@code gateway} neither {@code actuate} nor {@code autoconfigure};
- * {@code actuate} not {@code autoconfigure}. No package cycles.
+ * never the reverse. {@code balance}, {@code request}, {@code retry} and {@code control}
+ * import the JDK only; {@code split} and {@code health} the JDK and {@code balance};
+ * {@code hedge} the JDK, HdrHistogram and {@code retry}; {@code rollout} the JDK,
+ * HdrHistogram and {@code control}; {@code config} Spring Boot and, of ours, only
+ * {@code request}; within {@code gateway}, settings, upstream, discovery, runtime and
+ * filter each depend on the ones before only; {@code gateway} neither {@code actuate} nor
+ * {@code autoconfigure}; {@code actuate} not {@code autoconfigure}. No package cycles, at
+ * the top level or within {@code gateway}.
  */
 class ArchitectureTests {
 
@@ -62,12 +65,45 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void hedgeImportsTheJdkHdrHistogramAndHealthOnly() {
+	void controlImportsTheJdkOnly() {
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.control..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.control..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void rolloutImportsTheJdkHdrHistogramAndTheControlThreadOnly() {
+		// Not the settings: they import the plan from here, and the runner is handed the
+		// plans by split name.
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.rollout..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.control..",
+					"dev.gatewaylb.rollout..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void retryImportsTheJdkOnly() {
+		classes().that()
+			.resideInAPackage("dev.gatewaylb.retry..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.retry..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void hedgeImportsTheJdkHdrHistogramAndTheRetryBudgetOnly() {
 		classes().that()
 			.resideInAPackage("dev.gatewaylb.hedge..")
 			.should()
 			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.health..",
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.retry..",
 					"dev.gatewaylb.hedge..")
 			.check(CLASSES);
 	}
@@ -107,19 +143,27 @@ class ArchitectureTests {
 
 	@Test
 	void theRequestPathLayersDependInwardOnly() {
-		// filter -> runtime -> upstream -> settings: never the reverse.
+		// filter -> runtime -> discovery, upstream -> settings: never the reverse.
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.gateway.settings..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.runtime..",
-					"dev.gatewaylb.gateway.filter..")
+			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.discovery..",
+					"dev.gatewaylb.gateway.runtime..", "dev.gatewaylb.gateway.filter..")
 			.check(CLASSES);
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.gateway.upstream..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.gateway.runtime..", "dev.gatewaylb.gateway.filter..")
+			.resideInAnyPackage("dev.gatewaylb.gateway.discovery..", "dev.gatewaylb.gateway.runtime..",
+					"dev.gatewaylb.gateway.filter..")
+			.check(CLASSES);
+		noClasses().that()
+			.resideInAPackage("dev.gatewaylb.gateway.discovery..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.runtime..",
+					"dev.gatewaylb.gateway.filter..")
 			.check(CLASSES);
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.gateway.runtime..")
@@ -177,6 +221,7 @@ class ArchitectureTests {
 	@Test
 	void packagesHaveNoCycles() {
 		slices().matching("dev.gatewaylb.(*)..").should().beFreeOfCycles().check(CLASSES);
+		slices().matching("dev.gatewaylb.gateway.(*)..").should().beFreeOfCycles().check(CLASSES);
 	}
 
 }

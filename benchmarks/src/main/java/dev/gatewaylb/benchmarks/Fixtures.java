@@ -14,7 +14,8 @@ import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.gateway.runtime.InstanceSource;
+import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
@@ -108,15 +109,16 @@ public final class Fixtures {
 	}
 
 	/**
-	 * Returns gateway-lb's runtimes as production builds them ({@code System::nanoTime},
-	 * {@code ThreadLocalRandom::current}, the runtime thread started), without Spring:
-	 * service {@code bench} has the {@link #instances} given, and {@code bench}'s runtime
-	 * is built and ready when this returns. Each service's client is a plain
-	 * {@code HttpClient.create} on its own pools rather than the gateway's configured
-	 * one: nothing here connects. Stop the runtimes when done.
+	 * Returns gateway-lb's runtimes as production builds them (the control thread on
+	 * {@code System::nanoTime}, {@code ThreadLocalRandom::current}, the jobs started),
+	 * without Spring: service {@code bench} has the {@link #instances} given, and
+	 * {@code bench}'s runtime is built and ready when this returns. Each service's client
+	 * is a plain {@code HttpClient.create} on its own pools rather than the gateway's
+	 * configured one: nothing here connects. Stop the runtimes when done.
 	 * <p>
-	 * The runtime thread polls the instances once a second; the list does not change, so
-	 * a poll rebuilds nothing.
+	 * The control thread polls the instances once a second; the list does not change, so
+	 * a poll rebuilds nothing. Stopping the runtimes leaves the control thread idle, a
+	 * daemon.
 	 * @param algorithm the algorithm of every service
 	 * @param instances the instances of {@code bench}
 	 * @param properties more {@code gateway.lb} properties, such as
@@ -143,8 +145,10 @@ public final class Fixtures {
 			}
 
 		};
+		ScheduledControlThread control = new ScheduledControlThread();
 		ServiceRuntimes runtimes = new ServiceRuntimes(settings, source,
-				new Upstreams((provider) -> HttpClient.create(provider)), System::nanoTime, ThreadLocalRandom::current);
+				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, control), control,
+				ThreadLocalRandom::current);
 		runtimes.start();
 		runtimes.whenReady(SERVICE).block(Duration.ofSeconds(10));
 		return runtimes;

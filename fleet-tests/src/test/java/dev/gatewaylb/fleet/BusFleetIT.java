@@ -11,8 +11,10 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.rollout.Verdict;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -115,8 +117,8 @@ class BusFleetIT {
 		assertThat(state(secondRollouts)).as("the second replica, after %d requests to the first", sent)
 			.isEqualTo(Rollout.State.ROLLED_BACK);
 		assertThat(state(firstRollouts)).isEqualTo(Rollout.State.ROLLED_BACK);
-		SplitRollouts.Verdict judged = last(firstRollouts.track("shop").verdicts());
-		SplitRollouts.Verdict followed = last(secondRollouts.track("shop").verdicts());
+		Verdict judged = last(firstRollouts.track("shop").verdicts());
+		Verdict followed = last(secondRollouts.track("shop").verdicts());
 		assertThat(judged.reason()).startsWith("error rate ");
 		assertThat(followed.reason()).isEqualTo("by replica-1: " + judged.reason());
 		assertThat(followed.atMillis() - judged.atMillis()).as("ms from the verdict to the follower")
@@ -228,7 +230,7 @@ class BusFleetIT {
 	}
 
 	private static Rollout.State state(SplitRollouts rollouts) {
-		SplitRollouts.Track track = rollouts.track("shop");
+		RolloutTrack track = rollouts.track("shop");
 		return (track != null) ? track.status().state() : null;
 	}
 

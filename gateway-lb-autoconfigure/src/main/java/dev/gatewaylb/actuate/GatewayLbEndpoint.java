@@ -9,19 +9,21 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -142,13 +144,13 @@ public class GatewayLbEndpoint {
 	public WebEndpointResponse<?> act(@Selector String name, @Nullable String endpoint, @Nullable Boolean drain,
 			@Nullable String rollout) {
 		if (rollout != null) {
-			SplitRollouts.Action action = SplitRollouts.Action.of(rollout);
+			RolloutAction action = RolloutAction.of(rollout);
 			if (action == null) {
 				return new WebEndpointResponse<>(
 						"rollout: " + rollout + " (expected: pause, resume, promote or roll-back)",
 						WebEndpointResponse.STATUS_BAD_REQUEST);
 			}
-			SplitRollouts.Track track = this.rollouts.act(name, action);
+			RolloutTrack track = this.rollouts.act(name, action);
 			if (track == null) {
 				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 			}
@@ -218,7 +220,7 @@ public class GatewayLbEndpoint {
 
 	private SplitReport split(SplitSettings settings, boolean authenticated) {
 		Split split = settings.split();
-		SplitRollouts.Track track = this.rollouts.track(settings);
+		RolloutTrack track = this.rollouts.track(split.name(), settings.rollout());
 		Split layout = settings.layout((track != null) ? track.layout() : 0);
 		Map<String, Long> counts = this.splitCounters.counts(split.name());
 		List<TargetReport> targets = new ArrayList<>();
@@ -233,16 +235,16 @@ public class GatewayLbEndpoint {
 				(track != null) ? rollout(track) : null);
 	}
 
-	private RolloutReport rollout(SplitRollouts.Track track) {
+	private RolloutReport rollout(RolloutTrack track) {
 		Rollout.Plan plan = track.plan();
 		Rollout.Status status = track.status();
 		Long judgeIn = (status.state() == Rollout.State.PROGRESSING)
 				? Math.max(0, (status.judgeAtNanos() - this.runtimes.nanoTime()) / 1_000_000) : null;
-		SplitRollouts.Windows current = track.current();
+		RolloutTrack.Windows current = track.current();
 		List<VerdictReport> verdicts = track.verdicts()
 			.stream()
 			.map((verdict) -> new VerdictReport(verdict.atMillis(), verdict.step(), verdict.percent(),
-					verdict.verdict(), verdict.reason(), window(verdict.canary()), window(verdict.others())))
+					verdict.kind().label(), verdict.reason(), window(verdict.canary()), window(verdict.others())))
 			.toList();
 		return new RolloutReport(plan.target(), status.state().label(), plan.steps(), status.step(), status.percent(),
 				plan.intervalNanos() / 1_000_000, judgeIn, status.reason(), window(current.canary()),

@@ -12,17 +12,18 @@ import java.util.function.ToDoubleFunction;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.gateway.runtime.RuntimeListener;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.Split;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -40,11 +41,13 @@ import reactor.netty.resources.ConnectionPoolMetrics;
  * Service meters are registered when a service gets its first runtime; endpoint meters
  * when an endpoint joins a service's set and removed when it leaves, and the pool meters
  * of an endpoint with its pool; split meters when a split target is configured and
- * removed when it is not any more. Registration runs on the runtime thread and the
- * refresh thread, never on an event loop. Meters read the runtimes' own counters, so
- * nothing is built or updated on the request path.
+ * removed when it is not any more. Registration runs on the control thread (pools
+ * included: Reactor Netty reports a pool opening inside a request's acquire, and
+ * {@link Upstreams} hands that report to the control thread) and on the refresh thread,
+ * never on an event loop and never by a request. Meters read the runtimes' own counters,
+ * so nothing is built or updated on the request path.
  */
-public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
+public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String PICKS = "gateway.lb.picks";
 
@@ -205,7 +208,8 @@ public final class GatewayLbMetrics implements ServiceRuntimes.RuntimeListener {
 	}
 
 	/**
-	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service.
+	 * Registers Reactor Netty's pool gauges for each per-endpoint pool of a service, on
+	 * the control thread.
 	 */
 	private final class PoolMeters implements Upstreams.PoolListener {
 

@@ -2,28 +2,34 @@ package dev.gatewaylb.autoconfigure;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.gateway.discovery.LoadBalancerInstanceSource;
+import dev.gatewaylb.gateway.discovery.RouteServices;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
 import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
-import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
-import dev.gatewaylb.gateway.runtime.InstanceSource;
-import dev.gatewaylb.gateway.runtime.LoadBalancerInstanceSource;
-import dev.gatewaylb.gateway.runtime.RouteServices;
+import dev.gatewaylb.gateway.runtime.ServiceBalancer;
 import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.GatewayTls;
 import dev.gatewaylb.gateway.upstream.Upstreams;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.AffinityCookie;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -58,11 +64,17 @@ import org.springframework.core.env.Environment;
 /**
  * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb, one nested
  * configuration per layer of the request path: the settings, the upstream pools, the
- * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters.
+ * per-service runtimes (and Spring Cloud LoadBalancer's view of them), and the filters,
+ * with the one control thread their background work runs on.
  * <p>
  * {@code gateway.lb} is bound and validated here, so an invalid value fails start-up with
  * the property's name, and published as the {@code gatewayLbProperties} bean for
  * {@code /actuator/configprops}.
+ * <p>
+ * A user may replace what gateway-lb offers as API: the {@link InstanceSource} and each
+ * of the three filters (and the fleet's {@code FleetDecisions}, which the bus
+ * configuration provides). The other beans are internal: declaring one of them does not
+ * replace gateway-lb's.
  */
 @AutoConfiguration(after = GatewayAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveLoadBalancerClientFilter.class, LoadBalancerClientFactory.class })
@@ -76,11 +88,19 @@ public final class GatewayLbAutoConfiguration {
 				new Class<?>[] { ServiceBalancerConfiguration.class });
 	}
 
+	/**
+	 * The control thread every background job of gateway-lb runs on; stopped by
+	 * {@link ControlLifecycle}, and again, harmlessly, when the context closes.
+	 */
+	@Bean
+	static ScheduledControlThread gatewayLbControlThread() {
+		return new ScheduledControlThread();
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class SettingsConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
 		LiveSettings gatewayLbLiveSettings(Environment environment) {
 			return new LiveSettings(GatewayLbSettings.bind(environment));
 		}
@@ -117,10 +137,9 @@ public final class GatewayLbAutoConfiguration {
 	static class UpstreamConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
 		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
 				ObjectProvider<HttpClientSslConfigurer> sslConfigurer, ObjectProvider<SslBundles> sslBundles,
-				ObjectProvider<HttpClientCustomizer> customizers) {
+				ObjectProvider<HttpClientCustomizer> customizers, ScheduledControlThread control) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
 			SslBundles bundles = sslBundles.getIfAvailable();
@@ -152,7 +171,7 @@ public final class GatewayLbAutoConfiguration {
 				catch (Exception ex) {
 					throw new IllegalStateException("Cannot build an upstream HTTP client", ex);
 				}
-			}, tls);
+			}, tls, control);
 		}
 
 	}
@@ -163,27 +182,26 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		InstanceSource gatewayLbInstanceSource(LoadBalancerClientFactory clientFactory) {
-			return new LoadBalancerInstanceSource(clientFactory);
+			return new LoadBalancerInstanceSource(clientFactory, ServiceBalancer.class);
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams) {
-			return new ServiceRuntimes(settings, source, upstreams, System::nanoTime, ThreadLocalRandom::current);
+		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams,
+				ScheduledControlThread control) {
+			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current);
 		}
 
 		@Bean
 		RouteServices gatewayLbRouteServices(ServiceRuntimes runtimes, LiveSettings settings) {
-			return new RouteServices(runtimes, settings);
+			return new RouteServices(runtimes::track, settings);
 		}
 
 		@Bean
-		ActiveHealthChecks gatewayLbActiveHealthChecks(ServiceRuntimes runtimes) {
-			return new ActiveHealthChecks(runtimes);
+		ActiveHealthChecks gatewayLbActiveHealthChecks(ServiceRuntimes runtimes, ScheduledControlThread control) {
+			return new ActiveHealthChecks(runtimes, control);
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
 		SplitCounters gatewayLbSplitCounters(LiveSettings settings) {
 			SplitCounters counters = new SplitCounters();
 			settings.onApply(counters::prepare);
@@ -191,10 +209,34 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		SplitRollouts gatewayLbSplitRollouts(LiveSettings settings, ObjectProvider<FleetDecisions> fleet) {
-			return new SplitRollouts(settings, System::nanoTime, System::currentTimeMillis,
+		SplitRollouts gatewayLbSplitRollouts(ScheduledControlThread control, LiveSettings settings,
+				ObjectProvider<FleetDecisions> fleet) {
+			SplitRollouts rollouts = new SplitRollouts(control, System::currentTimeMillis,
 					() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
+			settings.onApply((applied) -> rollouts.plans(rolloutPlans(applied)));
+			return rollouts;
+		}
+
+		@Bean
+		ControlLifecycle gatewayLbControlLifecycle(ScheduledControlThread control, ServiceRuntimes runtimes,
+				SplitRollouts rollouts, ActiveHealthChecks activeHealthChecks) {
+			return new ControlLifecycle(control, List.of(runtimes::start, rollouts::start, activeHealthChecks::start),
+					List.of(runtimes::stop));
+		}
+
+		/**
+		 * Returns the rollout plans of the settings by split name: what the rollouts
+		 * receive, since they do not know the settings.
+		 */
+		static Map<String, Rollout.Plan> rolloutPlans(GatewayLbSettings settings) {
+			Map<String, Rollout.Plan> plans = new LinkedHashMap<>();
+			for (SplitSettings split : settings.splits().values()) {
+				Rollout.Plan plan = split.rollout();
+				if (plan != null) {
+					plans.put(split.split().name(), plan);
+				}
+			}
+			return plans;
 		}
 
 		@Bean
@@ -213,11 +255,13 @@ public final class GatewayLbAutoConfiguration {
 	static class FilterConfiguration {
 
 		@Bean
+		@ConditionalOnMissingBean
 		InFlightReleaseFilter gatewayLbInFlightReleaseFilter() {
 			return new InFlightReleaseFilter();
 		}
 
 		@Bean
+		@ConditionalOnMissingBean
 		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
 				SplitCounters splitCounters, SplitRollouts rollouts,
 				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
@@ -228,6 +272,7 @@ public final class GatewayLbAutoConfiguration {
 		}
 
 		@Bean
+		@ConditionalOnMissingBean
 		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties) {
 			return new UpstreamRoutingFilter(httpClient, headersFilters, properties);

@@ -3,11 +3,13 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.SplitRollouts;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.cloud.bus.ServiceMatcher;
 import org.springframework.cloud.bus.event.Destination;
@@ -39,6 +41,7 @@ public final class GatewayLbBusAutoConfiguration {
 	static class BusConfiguration {
 
 		@Bean
+		@ConditionalOnMissingBean(FleetDecisions.class)
 		BusFleetDecisions gatewayLbBusFleetDecisions(ApplicationEventPublisher publisher, ServiceMatcher matcher,
 				Destination.Factory destinations, SplitRollouts rollouts, ServiceRuntimes runtimes) {
 			return new BusFleetDecisions(publisher, matcher, destinations, rollouts, runtimes);

@@ -1,11 +1,11 @@
 package dev.gatewaylb.autoconfigure;
 
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.SplitRollouts;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

@@ -3,9 +3,9 @@ package dev.gatewaylb.autoconfigure;
 import dev.gatewaylb.actuate.GatewayLbMetrics;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
+import dev.gatewaylb.rollout.SplitRollouts;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -56,7 +56,7 @@ public final class EndpointState {
 	/**
 	 * Latency samples and their sum since the endpoint joined, for latency-based
 	 * ejection: only ever added to on the request path (two uncontended-cell adds, no
-	 * allocation), read by the runtime thread, which keeps its own baselines.
+	 * allocation), read by the control thread, which keeps its own baselines.
 	 */
 	private final LongAdder latencySamples = new LongAdder();
 

@@ -1,8 +1,9 @@
 package dev.gatewaylb.bus;
 
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.SplitRollouts;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -55,7 +56,7 @@ public final class BusFleetDecisions implements FleetDecisions {
 	}
 
 	@Override
-	public void rollout(String split, String plan, SplitRollouts.Action action, @Nullable String reason) {
+	public void rollout(String split, String plan, RolloutAction action, @Nullable String reason) {
 		this.publisher.publishEvent(new RolloutVerdictEvent(this, this.matcher.getBusId(), this.everyone, split, plan,
 				action.label(), reason));
 	}
@@ -75,7 +76,7 @@ public final class BusFleetDecisions implements FleetDecisions {
 		if (this.matcher.isFromSelf(event) || !this.matcher.isForSelf(event)) {
 			return;
 		}
-		SplitRollouts.Action action = SplitRollouts.Action.of(event.getAction());
+		RolloutAction action = RolloutAction.of(event.getAction());
 		if (action == null) {
 			logger.warn("Ignored a rollout verdict with an unknown action from " + event.getOriginService() + ": "
 					+ event.getAction());

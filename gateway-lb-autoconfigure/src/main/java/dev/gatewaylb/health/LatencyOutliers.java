@@ -26,7 +26,7 @@ import dev.gatewaylb.balance.Snapshot;
  * only when there are at least {@value #MIN_ENDPOINTS} of them: with two, "the median" is
  * the slow one's own half.
  * <p>
- * Concurrency: {@link #evaluate} runs on the service runtime thread only, once a poll
+ * Concurrency: {@link #evaluate} runs on the control thread only, once an evaluation
  * interval, and is the only reader and writer of the windows; the request path only adds
  * to each endpoint's two sums ({@link EndpointState#latencySamples()},
  * {@link EndpointState#latencyTotalNanos()}) and never sorts, allocates or locks for
@@ -54,7 +54,7 @@ public final class LatencyOutliers {
 
 	/**
 	 * Closes the windows that have enough samples and ejects the endpoints whose average
-	 * is an outlier. Runs on the runtime thread only.
+	 * is an outlier. Runs on the control thread only.
 	 * @param snapshot the service's current endpoints
 	 * @param ejections the ejections of that set
 	 * @param detection the service's passive health settings
@@ -137,7 +137,7 @@ public final class LatencyOutliers {
 	}
 
 	/**
-	 * One endpoint's current window, as the runtime thread keeps it.
+	 * One endpoint's current window, as the control thread keeps it.
 	 */
 	private static final class Window {
 

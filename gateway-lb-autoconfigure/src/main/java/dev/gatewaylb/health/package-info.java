@@ -1,5 +1,6 @@
 /**
- * Passive outlier detection and the retry budget. Pure Java.
+ * Passive outlier detection: ejections by consecutive failures and by latency, and the
+ * statuses that count as failures. Pure Java.
  */
 @NullMarked
 package dev.gatewaylb.health;

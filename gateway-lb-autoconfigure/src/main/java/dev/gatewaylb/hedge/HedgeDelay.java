@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Attempts record their latency from any thread into an HdrHistogram {@link Recorder}:
  * wait-free, three atomic increments, no lock and no allocation. Once an interval, one
- * thread (the runtime thread, never an event loop) takes the interval's histogram, adds
+ * thread (the control thread, never an event loop) takes the interval's histogram, adds
  * it to the window, subtracts the interval that left it, and publishes the percentile in
  * one volatile field, which the request path reads. Until the window holds
  * {@link #minSamples(double)} samples the delay is unknown and nothing is hedged: a
@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
 public final class HedgeDelay {
 
 	/**
-	 * Intervals in the window: with the runtime's one-second interval, ten seconds.
+	 * Intervals in the window: with the control thread's one-second interval, ten
+	 * seconds.
 	 */
 	public static final int WINDOW_INTERVALS = 10;
 

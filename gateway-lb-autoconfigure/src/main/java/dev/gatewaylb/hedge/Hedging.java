@@ -2,7 +2,7 @@ package dev.gatewaylb.hedge;
 
 import java.util.function.LongSupplier;
 
-import dev.gatewaylb.health.RetryBudget;
+import dev.gatewaylb.retry.RetryBudget;
 
 /**
  * One service's hedged requests: when an attempt gets a backup ({@link HedgeDelay}), and

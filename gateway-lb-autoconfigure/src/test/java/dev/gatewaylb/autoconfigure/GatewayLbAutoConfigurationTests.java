@@ -1,17 +1,22 @@
 package dev.gatewaylb.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
-import dev.gatewaylb.gateway.runtime.InstanceCacheEviction;
-import dev.gatewaylb.gateway.runtime.InstanceSource;
 import dev.gatewaylb.gateway.runtime.ServiceBalancer;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import reactor.core.publisher.Mono;
-import reactor.netty.http.client.HttpClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -31,6 +36,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.mock;
 
 class GatewayLbAutoConfigurationTests {
 
@@ -103,6 +109,31 @@ class GatewayLbAutoConfigurationTests {
 		};
 		this.runner.withBean("mySource", InstanceSource.class, () -> mine)
 			.run((context) -> assertThat(context).hasSingleBean(InstanceSource.class).hasBean("mySource"));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(classes = { InFlightReleaseFilter.class, AttemptFilter.class, UpstreamRoutingFilter.class })
+	void keepsAFilterTheUserDeclares(Class<?> filter) {
+		keepsTheUsers(filter);
+	}
+
+	private <T> void keepsTheUsers(Class<T> type) {
+		T mine = mock(type);
+		this.runner.withBean("mine", type, () -> mine)
+			.run((context) -> assertThat(context).hasSingleBean(type).getBean(type).isSameAs(mine));
+	}
+
+	@Test
+	void runsEveryJobOnOneControlThreadThatStopsWithTheContext() {
+		AtomicReference<ScheduledControlThread> control = new AtomicReference<>();
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(ScheduledControlThread.class);
+			control.set(context.getBean(ScheduledControlThread.class));
+			assertThat(control.get().call(Duration.ofSeconds(10), () -> Thread.currentThread().getName()))
+				.isEqualTo("gateway-lb-control");
+			assertThat(control.get().isStopped()).isFalse();
+		});
+		assertThat(control.get().isStopped()).isTrue();
 	}
 
 	@Test

@@ -5,7 +5,7 @@ import java.util.List;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

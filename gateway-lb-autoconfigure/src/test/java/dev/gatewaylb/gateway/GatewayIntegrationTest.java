@@ -1,6 +1,6 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import java.time.Duration;
 
 import dev.gatewaylb.balance.EndpointState;

@@ -1,6 +1,6 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -7,8 +7,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.rollout.Verdict;
 import dev.gatewaylb.split.Split;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -218,7 +221,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat(load.window(100).share("slow-canary")).isZero();
 			assertThat(load.failures()).isZero();
 		}
-		SplitRollouts.Verdict verdict = last(this.rollouts.track("slow").verdicts());
+		Verdict verdict = last(this.rollouts.track("slow").verdicts());
 		// The canary's every answer waits 150 ms; the verdict must rest on that p99 being
 		// more than max-latency-ratio times the stable one, whatever the machine's speed.
 		assertThat(verdict.canary().p99Nanos()).as("the canary's p99").isGreaterThan(150_000_000L);
@@ -263,9 +266,9 @@ class RolloutIT extends GatewayIntegrationTest {
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(5))
 			.until(() -> this.client.getNow("/actuator/gatewaylb/keep").body().contains("\"weight\":90"));
-		// An action runs on the rollout thread after the refresh's task: when it is back,
+		// An action runs on the control thread after the refresh's task: when it is back,
 		// the refresh was applied (a pause does nothing to a promoted rollout).
-		this.rollouts.act("keep", SplitRollouts.Action.PAUSE);
+		this.rollouts.act("keep", RolloutAction.PAUSE);
 		assertThat(status("keep").state()).as("other keys changed").isEqualTo(Rollout.State.PROMOTED);
 		refresh(Map.of("gateway.lb.splits.keep.targets.keep-stable", 90, "gateway.lb.splits.keep.rollout.steps",
 				"10,100"));
@@ -348,12 +351,12 @@ class RolloutIT extends GatewayIntegrationTest {
 	}
 
 	private Rollout.Status status(String split) {
-		SplitRollouts.Track track = this.rollouts.track(split);
+		RolloutTrack track = this.rollouts.track(split);
 		return (track != null) ? track.status() : null;
 	}
 
 	private List<String> verdicts(String split) {
-		return this.rollouts.track(split).verdicts().stream().map(SplitRollouts.Verdict::verdict).toList();
+		return this.rollouts.track(split).verdicts().stream().map((verdict) -> verdict.kind().label()).toList();
 	}
 
 	private void refresh(Map<String, Object> properties) {

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway;
 
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -10,11 +11,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.gateway.upstream.Upstreams;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.netty.resources.ConnectionPoolMetrics;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -39,6 +42,8 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 
 	static final TestBackend streaming = TestBackend.start("streaming");
 
+	static final TestBackend fresh = TestBackend.start("fresh");
+
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway.properties(registry)
@@ -52,15 +57,20 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.busy.health.active.timeout", "300ms")
 			.route("streaming")
 			.instances("streaming", List.of(streaming))
+			.route("fresh")
+			.instances("fresh", List.of(fresh))
 			.set("management.endpoints.web.exposure.include", "prometheus");
 	}
 
 	@Autowired
 	ConfigurableApplicationContext context;
 
+	@Autowired
+	Upstreams upstreams;
+
 	@AfterAll
 	static void stopBackends() {
-		List.of(busy, streaming).forEach(TestBackend::close);
+		List.of(busy, streaming, fresh).forEach(TestBackend::close);
 	}
 
 	@Test
@@ -89,7 +99,9 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 	@Test
 	void letsResponsesFinishOnPoolsARefreshReplacedAndClosesThemOnceIdle() throws Exception {
 		assertThat(this.client.getNow("/streaming/warm-up").status()).isEqualTo(200);
-		assertThat(poolSeries("gateway-lb-streaming\"")).isNotEmpty();
+		// Registered on the control thread, a moment after the pool opened.
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(poolSeries("gateway-lb-streaming\"")).isNotEmpty());
 		AtomicInteger failures = new AtomicInteger();
 		AtomicBoolean running = new AtomicBoolean(true);
 		Disposable traffic = Flux.range(0, 4)
@@ -127,6 +139,29 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(poolSeries("gateway-lb-streaming\"")).as("the old pools closed").isEmpty());
 		assertThat(poolSeries("gateway-lb-streaming-2\"")).as("the new pools serve").isNotEmpty();
+	}
+
+	@Test
+	void registersAPoolsMetersOnTheControlThreadNeverOnTheEventLoopThatOpensThePool() {
+		List<String> threads = new CopyOnWriteArrayList<>();
+		this.upstreams.addListener(new Upstreams.PoolListener() {
+
+			@Override
+			public void opened(String serviceId, String poolName, String id, SocketAddress remoteAddress,
+					ConnectionPoolMetrics metrics) {
+				threads.add(serviceId + " " + Thread.currentThread().getName());
+			}
+
+			@Override
+			public void closed(String serviceId, String poolName, String id, SocketAddress remoteAddress) {
+			}
+
+		});
+		assertThat(this.client.getNow("/fresh/").status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> threads.contains("fresh gateway-lb-control"));
+		assertThat(threads).allMatch((heard) -> heard.endsWith(" gateway-lb-control"));
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(poolSeries("gateway-lb-fresh\"")).isNotEmpty());
 	}
 
 	private EndpointState state() {

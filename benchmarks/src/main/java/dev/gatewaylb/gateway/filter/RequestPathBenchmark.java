@@ -9,7 +9,7 @@ import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.Load;
 import dev.gatewaylb.benchmarks.spring.ChooseBenchmark;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;

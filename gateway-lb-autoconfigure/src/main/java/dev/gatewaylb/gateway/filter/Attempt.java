@@ -6,12 +6,12 @@ import java.time.Duration;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.InFlightGuard;
-import dev.gatewaylb.gateway.runtime.Member;
-import dev.gatewaylb.gateway.runtime.RolloutWindow;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.rollout.RolloutWindow;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;

@@ -4,7 +4,7 @@ import java.net.URI;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.split.AffinityCookie;
 import reactor.core.publisher.Mono;

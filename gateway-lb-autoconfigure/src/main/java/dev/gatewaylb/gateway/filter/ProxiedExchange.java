@@ -8,8 +8,8 @@ import java.util.List;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.Member;
-import dev.gatewaylb.gateway.runtime.RolloutWindow;
+import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.rollout.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.request.ClientAddresses;

@@ -5,10 +5,11 @@ import java.net.InetSocketAddress;
 import java.util.List;
 
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.request.Cidr;
 import dev.gatewaylb.request.Cookies;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.AffinityCookie;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
@@ -65,7 +66,7 @@ final class SplitRouting {
 		// The step's layout index is one volatile read; the layouts themselves are
 		// immutable and were built with the settings, so no lock and no build here. A
 		// split without a rollout has one layout, the split itself.
-		SplitRollouts.Track rollout = this.rollouts.track(split);
+		RolloutTrack rollout = this.rollouts.track(split.split().name(), split.rollout());
 		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
 		int target = overridden(request, split, owner);
 		boolean chosen = target < 0;

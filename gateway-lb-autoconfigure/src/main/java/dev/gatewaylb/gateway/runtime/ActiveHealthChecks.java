@@ -1,21 +1,23 @@
 package dev.gatewaylb.gateway.runtime;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.settings.HealthSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Active health checks: for every service with {@code health.active.enabled}, an HTTP GET
@@ -27,52 +29,61 @@ import org.springframework.context.SmartLifecycle;
  * says nothing. Unhealthy endpoints get no picks until a check passes again; each change
  * is logged once.
  * <p>
- * Every tracked service is checked, from start-up. A tick every {@value #TICK_MILLIS} ms
- * starts the checks that are due, so an interval is kept to within a tick.
+ * The {@code active-health} job, every {@link #TICK} on the control thread, starts the
+ * checks that are due, so an interval is kept to within a tick; a service's next checks
+ * start only once all of its previous ones ended. Each probe's answer arrives on the
+ * probe client's event loop and marks its endpoint at once; when that changed the
+ * endpoint's health, the balancer is asked for a rebuild then, not when the service's
+ * slowest probe ends: an endpoint seen unhealthy stops getting picks while a probe of
+ * another endpoint still waits for its timeout.
  */
-public final class ActiveHealthChecks implements SmartLifecycle {
+public final class ActiveHealthChecks {
 
-	static final long TICK_MILLIS = 250;
+	/**
+	 * How often the job looks for checks that are due.
+	 */
+	static final Duration TICK = Duration.ofMillis(250);
 
 	private static final Log logger = LogFactory.getLog(ActiveHealthChecks.class);
 
 	private final ServiceRuntimes runtimes;
 
-	private final Map<String, Long> lastRun = new ConcurrentHashMap<>();
-
-	private final Map<String, Boolean> running = new ConcurrentHashMap<>();
-
-	private volatile @Nullable Disposable ticks;
+	private final ControlThread control;
 
 	/**
-	 * Creates the checks.
-	 * @param runtimes every service's runtime
+	 * When each service's checks last started. Control thread only.
 	 */
-	public ActiveHealthChecks(ServiceRuntimes runtimes) {
-		this.runtimes = runtimes;
+	private final Map<String, Long> lastRun = new HashMap<>();
+
+	/**
+	 * The services whose checks are on their way: added on the control thread, removed on
+	 * the event loop of the last probe to end.
+	 */
+	private final Set<String> running = ConcurrentHashMap.newKeySet();
+
+	private ControlThread.@Nullable Job job;
+
+	/**
+	 * Creates the checks; nothing is probed until {@link #start()}.
+	 * @param runtimes every service's runtime
+	 * @param control the control thread, whose clock the intervals are measured by
+	 */
+	public ActiveHealthChecks(ServiceRuntimes runtimes, ControlThread control) {
+		this.runtimes = Objects.requireNonNull(runtimes, "runtimes");
+		this.control = Objects.requireNonNull(control, "control");
 	}
 
-	@Override
-	public void start() {
-		this.ticks = Flux.interval(Duration.ofMillis(TICK_MILLIS)).onBackpressureDrop().subscribe((tick) -> tick());
-	}
-
-	@Override
-	public void stop() {
-		Disposable ticks = this.ticks;
-		if (ticks != null) {
-			ticks.dispose();
+	/**
+	 * Starts the {@code active-health} job; idempotent.
+	 */
+	public synchronized void start() {
+		if (this.job == null) {
+			this.job = this.control.every("active-health", TICK, this::tick);
 		}
-		this.ticks = null;
 	}
 
-	@Override
-	public boolean isRunning() {
-		return this.ticks != null;
-	}
-
-	void tick() {
-		long now = this.runtimes.nanoTime();
+	private void tick() {
+		long now = this.control.nanoTime();
 		for (ServiceRuntime runtime : this.runtimes.all()) {
 			HealthSettings.Active active = runtime.settings().health().active();
 			if (!active.enabled() || !runtime.isBalancedHere()) {
@@ -80,8 +91,7 @@ public final class ActiveHealthChecks implements SmartLifecycle {
 			}
 			String service = runtime.id();
 			Long last = this.lastRun.get(service);
-			if ((last != null && now - last < active.interval().toNanos())
-					|| this.running.putIfAbsent(service, true) != null) {
+			if ((last != null && now - last < active.interval().toNanos()) || !this.running.add(service)) {
 				continue;
 			}
 			this.lastRun.put(service, now);
@@ -93,17 +103,10 @@ public final class ActiveHealthChecks implements SmartLifecycle {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		return Flux.range(0, snapshot.size())
 			.flatMap((i) -> check(runtime, snapshot.value(i), snapshot.state(i), active))
-			.reduce(false, (changed, one) -> changed || one)
-			.doOnNext((changed) -> {
-				if (changed) {
-					runtime.balancer().reevaluateLater();
-				}
-			})
 			.then();
 	}
 
-	private Mono<Boolean> check(ServiceRuntime runtime, Member member, EndpointState state,
-			HealthSettings.Active active) {
+	private Mono<Void> check(ServiceRuntime runtime, Member member, EndpointState state, HealthSettings.Active active) {
 		String url = (member.secure() ? "https://" : "http://") + state.address() + active.path();
 		return runtime.upstream()
 			.probeClient()
@@ -113,7 +116,14 @@ public final class ActiveHealthChecks implements SmartLifecycle {
 			.timeout(active.timeout())
 			.map((status) -> (status >= 200 && status < 300) ? Verdict.HEALTHY : Verdict.UNHEALTHY)
 			.onErrorResume((error) -> Mono.just(Outcome.isPoolRefusal(error) ? Verdict.UNKNOWN : Verdict.UNHEALTHY))
-			.map((verdict) -> verdict != Verdict.UNKNOWN && record(runtime, state, verdict == Verdict.HEALTHY, url));
+			.doOnNext((verdict) -> {
+				if (verdict != Verdict.UNKNOWN && record(runtime, state, verdict == Verdict.HEALTHY, url)) {
+					// At once, from this probe's event loop: the rebuild itself runs on
+					// the control thread.
+					runtime.balancer().reevaluateLater();
+				}
+			})
+			.then();
 	}
 
 	private static boolean record(ServiceRuntime runtime, EndpointState state, boolean healthy, String url) {

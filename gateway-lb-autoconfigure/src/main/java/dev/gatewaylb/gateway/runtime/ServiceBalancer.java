@@ -4,6 +4,7 @@ import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.request.HashKey;
+import dev.gatewaylb.gateway.discovery.Member;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 

@@ -7,12 +7,13 @@ import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.OutlierDetection;
-import dev.gatewaylb.health.RetryBudget;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.retry.RetryBudget;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -20,10 +21,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * Everything a request to one service needs, resolved once: its settings, its balancer
  * (whose snapshot follows discovery), its upstream pools and clients, its retry budget,
- * its hedging and its counters. Immutable; {@link ServiceRuntimes} builds a new one when
- * the service's settings change, off the request path, carrying over what did not change
- * the way {@link Balancer#update} carries endpoint state, and swaps it in with one
- * volatile write. A request reads it once and keeps it for all its attempts.
+ * its hedging and its counters. Immutable; {@link RuntimeFactory} builds a new one when
+ * the service's settings change, on the control thread, carrying over what did not change
+ * the way {@link Balancer#update} carries endpoint state, and {@link ServiceRuntimes}
+ * swaps it in with one volatile write. A request reads it once and keeps it for all its
+ * attempts.
  */
 public final class ServiceRuntime {
 

@@ -1,98 +1,70 @@
 package dev.gatewaylb.gateway.runtime;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.gateway.discovery.DiscoveryPoller;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.gateway.discovery.Membership;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
-import dev.gatewaylb.gateway.settings.HedgeSettings;
-import dev.gatewaylb.gateway.settings.InstanceWeights;
 import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.settings.ServiceSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.gateway.upstream.Upstreams;
-import dev.gatewaylb.health.Ejections;
-import dev.gatewaylb.health.LatencyOutliers;
-import dev.gatewaylb.health.OutlierDetection;
-import dev.gatewaylb.health.RetryBudget;
-import dev.gatewaylb.hedge.Hedging;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.cloud.client.ServiceInstance;
-import org.springframework.context.SmartLifecycle;
-
 /**
- * Every service's {@link ServiceRuntime}, built and rebuilt on one thread of its own,
- * never on the request path.
+ * Every service's {@link ServiceRuntime}, by id: the registry the request path reads, and
+ * the place where runtimes are put in force, on the control thread, never on the request
+ * path.
  * <p>
  * A service is tracked from start-up when a route names it ({@code lb://id}), when it is
  * configured under {@code gateway.lb.services}, or when it is a split target, so the
  * actuator shows its endpoints and drain works before its first request; a service first
  * named by a request is tracked then, and that request waits for its first build without
- * blocking. The runtime thread polls every tracked service's instances each
- * {@link #POLL_INTERVAL} (and at once when discovery announces a change), rebuilds a
- * balancer only when its membership changed ({@link Membership#differsFrom}), closes the
- * pools of departed endpoints, and applies refreshed settings, carrying over the
- * balancer, the pools and the budget wherever their settings stayed. A replaced pool
- * closes once no request uses it.
+ * blocking. Each tracked service gets its first runtime from the {@link RuntimeFactory},
+ * its endpoints from the {@link DiscoveryPoller} (the balancer is rebuilt only when the
+ * membership changed, and the pools of departed endpoints close after a grace), and a
+ * next runtime when refreshed settings change it (what they did not touch is carried
+ * over; a replaced pool closes once no request uses it: {@link UpstreamRetirement}). The
+ * {@code latency-ejection} and {@code hedge-window-roll} jobs run over every runtime.
  * <p>
  * Why this is safe without locks on the request path: a request reads a service's runtime
- * with one map read and one volatile read; every write happens on the runtime thread, one
+ * with one map read and one volatile read; every write happens on the control thread, one
  * task at a time, and each task reads the newest inputs when it runs, so an older input
  * never overwrites a newer one.
  */
-public final class ServiceRuntimes implements SmartLifecycle {
+public final class ServiceRuntimes {
+
+	// Longer than this package's other classes: it is the registry's whole public API
+	// (look-ups for the request path, the actuator and Spring Cloud LoadBalancer,
+	// tracking, drain, listeners), each method with its contract; every job it had
+	// besides lives in a class of its own.
 
 	/**
-	 * How often every tracked service's instances are read again.
+	 * The longest a drain waits for the control thread.
 	 */
-	public static final Duration POLL_INTERVAL = Duration.ofSeconds(1);
-
-	/**
-	 * Longest wait for a service's first instance list before its first requests go on
-	 * with none (and get 503).
-	 */
-	static final Duration FIRST_POLL_TIMEOUT = Duration.ofSeconds(10);
-
-	/**
-	 * How often a replaced upstream is checked for requests still using it.
-	 */
-	static final Duration RETIRE_CHECK = Duration.ofSeconds(1);
-
-	/**
-	 * How long the pools of an endpoint that left discovery stay open: requests that
-	 * picked it just before it left still get their connection, and an endpoint that
-	 * comes back at once keeps its connections.
-	 */
-	static final Duration DEPARTED_GRACE = Duration.ofSeconds(2);
+	static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final Log logger = LogFactory.getLog(ServiceRuntimes.class);
 
@@ -100,13 +72,17 @@ public final class ServiceRuntimes implements SmartLifecycle {
 
 	private final InstanceSource source;
 
-	private final Upstreams upstreams;
+	private final ControlThread control;
 
-	private final LongSupplier nanoClock;
+	private final RuntimeFactory factory;
 
-	private final Supplier<? extends RandomGenerator> random;
+	private final DiscoveryPoller discovery;
 
-	private final ScheduledExecutorService thread;
+	private final UpstreamRetirement retirement;
+
+	private final LatencyEjection latencyEjection;
+
+	private final HedgeWindows hedgeWindows;
 
 	/**
 	 * Slots by lower-case id, and by every other spelling a lookup used.
@@ -115,51 +91,47 @@ public final class ServiceRuntimes implements SmartLifecycle {
 
 	private final List<RuntimeListener> listeners = new CopyOnWriteArrayList<>();
 
-	private final Set<String> reportedWeights = ConcurrentHashMap.newKeySet();
-
-	private volatile @Nullable ScheduledFuture<?> polling;
+	private volatile boolean started;
 
 	private volatile boolean stopped;
 
 	/**
-	 * Creates the registry; nothing runs until {@link #start()}.
+	 * Creates the registry; no job runs until {@link #start()}.
 	 * @param settings the settings in force
 	 * @param source where instances come from
 	 * @param upstreams builds each service's pools
-	 * @param nanoClock a monotonic clock in nanoseconds
+	 * @param control the control thread, whose clock is every balancer's
 	 * @param random the random source of the randomized algorithms, called once per pick
 	 * on the picking thread
 	 */
-	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, LongSupplier nanoClock,
+	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, ControlThread control,
 			Supplier<? extends RandomGenerator> random) {
 		this.settings = Objects.requireNonNull(settings, "settings");
 		this.source = Objects.requireNonNull(source, "source");
-		this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
-		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-		this.random = Objects.requireNonNull(random, "random");
-		this.thread = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "gateway-lb-runtime");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.control = Objects.requireNonNull(control, "control");
+		this.factory = new RuntimeFactory(upstreams, control::nanoTime, random, control);
+		this.discovery = new DiscoveryPoller(source, control);
+		this.retirement = new UpstreamRetirement(control);
+		this.latencyEjection = new LatencyEjection(this::all, control);
+		this.hedgeWindows = new HedgeWindows(this::all, control);
 	}
 
 	/**
-	 * Returns the balancer clock's current time.
+	 * Returns the balancer clock's current time: the control thread's.
 	 * @return nanoseconds
 	 */
 	public long nanoTime() {
-		return this.nanoClock.getAsLong();
+		return this.control.nanoTime();
 	}
 
 	/**
-	 * Adds a listener told of every new runtime and every new snapshot, on the runtime
+	 * Adds a listener told of every new runtime and every new snapshot, on the control
 	 * thread. It is told at once of the runtimes that exist.
 	 * @param listener the listener
 	 */
 	public void addListener(RuntimeListener listener) {
 		this.listeners.add(Objects.requireNonNull(listener, "listener"));
-		run(() -> all().forEach((runtime) -> listener.runtimeChanged(null, runtime)));
+		this.control.execute(() -> all().forEach((runtime) -> listener.runtimeChanged(null, runtime)));
 	}
 
 	/**
@@ -191,7 +163,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	}
 
 	/**
-	 * Starts tracking services: their runtimes are built on the runtime thread.
+	 * Starts tracking services: their runtimes are built on the control thread.
 	 * @param serviceIds ids in any spelling
 	 */
 	public void track(Collection<String> serviceIds) {
@@ -199,43 +171,11 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	}
 
 	/**
-	 * Starts tracking a service: its runtime is built on the runtime thread.
+	 * Starts tracking a service: its runtime is built on the control thread.
 	 * @param serviceId the id in any spelling
 	 */
 	public void track(String serviceId) {
 		slotOf(serviceId);
-	}
-
-	private Slot slotOf(String serviceId) {
-		Slot found = slot(serviceId);
-		if (found != null) {
-			return found;
-		}
-		String id = serviceId.toLowerCase(Locale.ROOT);
-		boolean[] created = new boolean[1];
-		Slot slot = this.slots.computeIfAbsent(id, (key) -> {
-			created[0] = true;
-			return new Slot(key);
-		});
-		if (created[0]) {
-			run(() -> create(slot));
-		}
-		return slot;
-	}
-
-	private @Nullable Slot slot(String serviceId) {
-		Slot slot = this.slots.get(serviceId);
-		if (slot == null) {
-			String id = serviceId.toLowerCase(Locale.ROOT);
-			if (!id.equals(serviceId)) {
-				slot = this.slots.get(id);
-				if (slot != null) {
-					// Spellings come from route definitions, not from requests: bounded.
-					this.slots.putIfAbsent(serviceId, slot);
-				}
-			}
-		}
-		return slot;
 	}
 
 	/**
@@ -276,7 +216,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	/**
 	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
 	 * finish, and it stays drained while discovery keeps it. Takes effect before this
-	 * returns. Blocks for the runtime thread, and right after start-up for the service's
+	 * returns. Blocks for the control thread, and right after start-up for the service's
 	 * first instance list: not for event loops.
 	 * @param serviceId the id in any spelling
 	 * @param address the endpoint's {@code host:port}
@@ -291,8 +231,8 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		try {
 			// Right after start-up, discovery's first answer may not be in yet: the
 			// endpoint to drain is not known before it.
-			slot.ready.get(FIRST_POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			return this.thread.submit(() -> {
+			slot.ready.get(DiscoveryPoller.FIRST_POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			return this.control.call(DRAIN_TIMEOUT, () -> {
 				ServiceRuntime runtime = slot.runtime;
 				if (runtime == null) {
 					return false;
@@ -303,13 +243,13 @@ public final class ServiceRuntimes implements SmartLifecycle {
 					publish(runtime, previous, next);
 				}
 				return next != null;
-			}).get(10, TimeUnit.SECONDS);
+			});
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException("interrupted while draining " + address, ex);
 		}
-		catch (ExecutionException | TimeoutException ex) {
+		catch (ExecutionException | TimeoutException | IllegalStateException ex) {
 			throw new IllegalStateException("could not drain " + address + " of " + serviceId, ex);
 		}
 	}
@@ -318,111 +258,69 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	 * Reads every tracked service's instances now, as after a discovery announcement.
 	 */
 	public void pollNow() {
-		run(this::pollAll);
+		this.discovery.pollNow();
 	}
 
 	/**
-	 * Waits until the runtime thread has run every task given to it so far, and the tasks
-	 * those gave it in turn: for tests.
+	 * Starts following the settings and the jobs: {@code discovery-poll},
+	 * {@code latency-ejection}, {@code hedge-window-roll}; idempotent.
 	 */
-	void sync() {
-		for (int i = 0; i < 3; i++) {
-			try {
-				this.thread.submit(() -> {
-				}).get(10, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-			catch (ExecutionException | TimeoutException ex) {
-				throw new IllegalStateException(ex);
-			}
+	public synchronized void start() {
+		if (this.started) {
+			return;
 		}
-	}
-
-	@Override
-	public void start() {
-		this.settings.onApply((applied) -> run(() -> settingsApplied(applied)));
-		long interval = POLL_INTERVAL.toMillis();
-		this.polling = this.thread.scheduleWithFixedDelay(safely(this::pollAll), interval, interval,
-				TimeUnit.MILLISECONDS);
+		this.started = true;
+		this.settings.onApply((applied) -> this.control.execute(() -> settingsApplied(applied)));
+		this.discovery.start();
+		this.latencyEjection.start();
+		this.hedgeWindows.start();
 	}
 
 	/**
-	 * Starts before the web server takes requests, so that the services routes name are
-	 * being built when the first requests arrive, and stops after it stopped.
+	 * Closes every service's pools and builds nothing more. Call it once the control
+	 * thread has stopped, so that no task of it runs while the pools close.
 	 */
-	@Override
-	public int getPhase() {
-		return WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE - 1;
-	}
-
-	@Override
 	public void stop() {
-		ScheduledFuture<?> polling = this.polling;
-		if (polling != null) {
-			polling.cancel(false);
-		}
-		this.polling = null;
 		this.stopped = true;
-		this.thread.shutdownNow();
-		try {
-			// A task that is creating a service's Spring Cloud LoadBalancer context must
-			// not outlive the application context it asks for beans.
-			this.thread.awaitTermination(5, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 		for (Slot slot : distinctSlots()) {
 			ServiceRuntime runtime = slot.runtime;
-			if (runtime != null && runtime.upstreamOrNull() != null) {
-				runtime.upstream().close().subscribe();
+			Upstream upstream = (runtime != null) ? runtime.upstreamOrNull() : null;
+			if (upstream != null) {
+				upstream.close().subscribe();
 			}
 		}
 	}
 
-	@Override
-	public boolean isRunning() {
-		return this.polling != null;
+	private Slot slotOf(String serviceId) {
+		Slot found = slot(serviceId);
+		if (found != null) {
+			return found;
+		}
+		String id = serviceId.toLowerCase(Locale.ROOT);
+		boolean[] created = new boolean[1];
+		Slot slot = this.slots.computeIfAbsent(id, (key) -> {
+			created[0] = true;
+			return new Slot(key);
+		});
+		if (created[0]) {
+			this.control.execute(() -> create(slot));
+		}
+		return slot;
 	}
 
-	private void run(Runnable task) {
-		try {
-			this.thread.execute(safely(task));
-		}
-		catch (RuntimeException ex) {
-			// Shut down: nothing runs any more.
-			logger.debug("gateway-lb runtime thread is stopped; task dropped", ex);
-		}
-	}
-
-	private void schedule(Runnable task, Duration delay) {
-		try {
-			this.thread.schedule(safely(task), delay.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (RuntimeException ex) {
-			logger.debug("gateway-lb runtime thread is stopped; task dropped", ex);
-		}
-	}
-
-	/**
-	 * Returns the task, made to log its failure instead of ending the thread's schedule,
-	 * and to do nothing once the registry stopped.
-	 */
-	private Runnable safely(Runnable task) {
-		return () -> {
-			if (this.stopped) {
-				return;
+	private @Nullable Slot slot(String serviceId) {
+		Slot slot = this.slots.get(serviceId);
+		if (slot == null) {
+			String id = serviceId.toLowerCase(Locale.ROOT);
+			if (!id.equals(serviceId)) {
+				slot = this.slots.get(id);
+				if (slot != null) {
+					// Spellings come from route definitions, not from requests: bounded.
+					this.slots.putIfAbsent(serviceId, slot);
+				}
 			}
-			try {
-				task.run();
-			}
-			catch (RuntimeException ex) {
-				logger.error("gateway-lb runtime task failed", ex);
-			}
-		};
+		}
+		return slot;
 	}
 
 	private Collection<Slot> distinctSlots() {
@@ -431,14 +329,33 @@ public final class ServiceRuntimes implements SmartLifecycle {
 		return distinct.keySet();
 	}
 
-	// Everything below runs on the runtime thread.
+	// Everything below runs on the control thread.
 
 	private void settingsApplied(GatewayLbSettings applied) {
+		if (this.stopped) {
+			return;
+		}
 		for (Slot slot : distinctSlots()) {
-			ServiceRuntime runtime = slot.runtime;
-			if (runtime != null) {
-				reconfigure(slot, runtime, applied.forService(slot.id));
+			ServiceRuntime current = slot.runtime;
+			if (current == null) {
+				continue;
 			}
+			RuntimeFactory.Next next = this.factory.next(current, applied.forService(slot.id));
+			if (!next.changed()) {
+				continue;
+			}
+			Snapshot<Member> rebuiltFrom = next.rebuiltFrom();
+			if (rebuiltFrom != null) {
+				publish(current, rebuiltFrom, current.snapshot());
+			}
+			Upstream replaced = next.replaced();
+			if (replaced != null) {
+				logger.info("Rebuilt the connection pools of " + slot.id
+						+ "; the old ones close once no request uses them");
+				this.retirement.retire(replaced);
+			}
+			slot.runtime = next.runtime();
+			this.listeners.forEach((listener) -> listener.runtimeChanged(current, next.runtime()));
 		}
 		track(applied.configuredServices());
 		for (SplitSettings split : applied.splits().values()) {
@@ -447,7 +364,9 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	}
 
 	private void create(Slot slot) {
-		ServiceSettings serviceSettings = this.settings.get().forService(slot.id);
+		if (this.stopped) {
+			return;
+		}
 		boolean balancedHere = true;
 		try {
 			balancedHere = this.source.balancesHere(slot.id);
@@ -459,211 +378,33 @@ public final class ServiceRuntimes implements SmartLifecycle {
 			logger.info("Service " + slot.id + " has a Spring Cloud LoadBalancer balancer of the application's own; "
 					+ "gateway-lb leaves its requests to Spring Cloud Gateway");
 		}
-		Balancer<Member> balancer = new Balancer<>(serviceSettings.balancer(), Member::endpoint, this.nanoClock,
-				this.random, this.thread);
-		Upstream upstream = balancedHere ? this.upstreams.build(slot.id, serviceSettings.upstream()) : null;
-		ServiceRuntime runtime = new ServiceRuntime(slot.id, serviceSettings, balancer, upstream,
-				budget(serviceSettings), hedging(serviceSettings), ServiceCounters.create(), new AtomicBoolean(),
-				new Ejections(), 1, this.nanoClock);
+		ServiceRuntime runtime = this.factory.first(slot.id, this.settings.get().forService(slot.id), balancedHere);
 		slot.runtime = runtime;
 		this.listeners.forEach((listener) -> listener.runtimeChanged(null, runtime));
 		if (!balancedHere) {
 			slot.ready.complete(runtime);
 			return;
 		}
-		schedule(() -> slot.ready.complete(slot.runtime), FIRST_POLL_TIMEOUT);
-		poll(slot);
-	}
+		slot.watch = this.discovery.watch(slot.id, new DiscoveryPoller.Listener() {
 
-	private void reconfigure(Slot slot, ServiceRuntime current, ServiceSettings next) {
-		ServiceSettings previous = current.settings();
-		if (previous.equals(next)) {
-			return;
-		}
-		if (!previous.balancer().equals(next.balancer())) {
-			Snapshot<Member> before = current.snapshot();
-			publish(current, before, current.balancer().update(next.balancer()));
-		}
-		Upstream upstream = current.upstreamOrNull();
-		if (upstream != null && !upstream.settings().sameClientAs(next.upstream())) {
-			Upstream replaced = upstream;
-			upstream = this.upstreams.build(slot.id, next.upstream());
-			logger
-				.info("Rebuilt the connection pools of " + slot.id + "; the old ones close once no request uses them");
-			retire(replaced);
-		}
-		RetryBudget budget = previous.retry().equals(next.retry()) ? current.budget() : budget(next);
-		Hedging hedging = previous.hedge().equals(next.hedge()) ? current.hedging() : hedging(next);
-		ServiceRuntime runtime = current.with(next, upstream, budget, hedging);
-		slot.runtime = runtime;
-		this.listeners.forEach((listener) -> listener.runtimeChanged(current, runtime));
-	}
-
-	private RetryBudget budget(ServiceSettings settings) {
-		return new RetryBudget(settings.retry().budgetPercent(), settings.retry().budgetMinPerSecond(), this.nanoClock);
-	}
-
-	private @Nullable Hedging hedging(ServiceSettings settings) {
-		HedgeSettings hedge = settings.hedge();
-		return hedge.enabled() ? new Hedging(hedge.maxExtraLoad(), hedge.minDelayNanos(), this.nanoClock) : null;
-	}
-
-	/**
-	 * Closes a replaced upstream once no connection of it is in use, checking every
-	 * {@link #RETIRE_CHECK}: a request that took the old runtime just before the swap has
-	 * acquired its connection long before the first check.
-	 */
-	private void retire(Upstream upstream) {
-		schedule(() -> {
-			if (upstream.isIdle()) {
-				upstream.close().subscribe();
-			}
-			else {
-				retire(upstream);
-			}
-		}, RETIRE_CHECK);
-	}
-
-	private void pollAll() {
-		for (Slot slot : distinctSlots()) {
-			ServiceRuntime runtime = slot.runtime;
-			if (runtime != null && runtime.isBalancedHere()) {
-				poll(slot);
-				ejectSlowEndpoints(slot, runtime);
-				Hedging hedging = runtime.hedging();
-				if (hedging != null) {
-					// The latency window moves on here, off the event loops.
-					hedging.roll();
+			@Override
+			public void membersChanged(Membership previous, Membership next) {
+				ServiceRuntime current = slot.runtime;
+				Snapshot<Member> before = current.snapshot();
+				publish(current, before, current.balancer().update(next.members()));
+				List<Member> departed = previous.departedIn(next);
+				if (!departed.isEmpty()) {
+					ServiceRuntimes.this.retirement.departed(departed, () -> slot.runtime.upstreamOrNull(),
+							() -> slot.watch.membership());
 				}
 			}
-		}
-	}
 
-	/**
-	 * Latency-based ejection, once a poll interval on this thread: the median of the
-	 * endpoints' averages is taken here, never on the request path, which only adds to
-	 * each endpoint's latency sums. The ejection goes through the same atomic cap as a
-	 * failure's on an event loop ({@link LatencyOutliers}).
-	 */
-	private void ejectSlowEndpoints(Slot slot, ServiceRuntime runtime) {
-		OutlierDetection detection = runtime.settings().health().passive();
-		long now = this.nanoClock.getAsLong();
-		for (EndpointState state : slot.latency.evaluate(runtime.snapshot(), runtime.ejections(), detection, now)) {
-			logger.warn("Ejected " + state.address() + " of service " + runtime.id() + " for "
-					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms: its latency average is more than "
-					+ detection.latencyFactor() + " times the median of the service's endpoints, "
-					+ Math.round(slot.latency.lastMedianNanos() / 1_000) / 1000.0 + " ms");
-			runtime.balancer().reevaluateLater();
-		}
-	}
-
-	private void poll(Slot slot) {
-		if (slot.polling) {
-			return;
-		}
-		slot.polling = true;
-		Mono<List<ServiceInstance>> instances;
-		try {
-			instances = this.source.instances(slot.id).timeout(FIRST_POLL_TIMEOUT);
-		}
-		catch (RuntimeException ex) {
-			slot.polling = false;
-			pollFailed(slot, ex);
-			return;
-		}
-		instances.subscribe((list) -> run(() -> {
-			slot.polling = false;
-			apply(slot, list);
-		}), (error) -> run(() -> {
-			slot.polling = false;
-			pollFailed(slot, error);
-		}));
-	}
-
-	private void pollFailed(Slot slot, Throwable error) {
-		if (slot.lastPollError == null || !slot.lastPollError.equals(String.valueOf(error))) {
-			logger.warn("Could not read the instances of service " + slot.id + "; keeping the last ones", error);
-		}
-		slot.lastPollError = String.valueOf(error);
-		slot.ready.complete(slot.runtime);
-	}
-
-	private void apply(Slot slot, List<ServiceInstance> instances) {
-		slot.lastPollError = null;
-		ServiceRuntime runtime = slot.runtime;
-		if (runtime == null) {
-			return;
-		}
-		List<Member> members = new ArrayList<>(instances.size());
-		for (ServiceInstance instance : instances) {
-			members.add(Member.of(instance, weight(slot.id, instance)));
-		}
-		Membership next = Membership.of(members);
-		if (next.members().isEmpty() && !slot.membership.members().isEmpty() && !emptyConfirmed(slot)) {
-			return;
-		}
-		slot.emptySinceNanos = 0;
-		if (slot.membership.differsFrom(next)) {
-			List<Member> departed = slot.membership.departedIn(next);
-			Snapshot<Member> before = runtime.snapshot();
-			Snapshot<Member> after = runtime.balancer().update(next.members());
-			slot.membership = next;
-			publish(runtime, before, after);
-			if (!departed.isEmpty()) {
-				schedule(() -> closeDeparted(slot, departed), DEPARTED_GRACE);
+			@Override
+			public void ready() {
+				slot.ready.complete(slot.runtime);
 			}
-		}
-		slot.ready.complete(runtime);
-	}
 
-	/**
-	 * Closes the pools of endpoints that left a service and have not come back.
-	 */
-	private void closeDeparted(Slot slot, List<Member> departed) {
-		ServiceRuntime runtime = slot.runtime;
-		Upstream upstream = (runtime != null) ? runtime.upstreamOrNull() : null;
-		if (upstream == null) {
-			return;
-		}
-		Set<String> present = new java.util.HashSet<>();
-		slot.membership.members().forEach((member) -> present.add(member.endpoint().address()));
-		for (Member member : departed) {
-			if (!present.contains(member.endpoint().address())) {
-				upstream.endpointLeft(member.host(), member.port());
-			}
-		}
-	}
-
-	/**
-	 * Returns whether a service that had endpoints has now been listed with none for long
-	 * enough to believe it. Discovery can list a service empty for an instant that is not
-	 * the truth: Spring Cloud re-binds the simple discovery client's properties in place
-	 * on refresh, and a read in between sees none. Dropping every endpoint on such a read
-	 * would answer 503 to every request until the next poll, so an empty list is applied
-	 * only when a poll at least one interval later says so again.
-	 */
-	private boolean emptyConfirmed(Slot slot) {
-		long now = this.nanoClock.getAsLong();
-		if (slot.emptySinceNanos == 0) {
-			slot.emptySinceNanos = now;
-			return false;
-		}
-		return now - slot.emptySinceNanos >= POLL_INTERVAL.toNanos();
-	}
-
-	private int weight(String serviceId, ServiceInstance instance) {
-		String weight = instance.getMetadata().get(InstanceWeights.METADATA_KEY);
-		try {
-			return InstanceWeights.parse(weight);
-		}
-		catch (IllegalArgumentException ex) {
-			String address = instance.getHost() + ":" + instance.getPort();
-			if (this.reportedWeights.add(serviceId + "/" + address + "/" + weight)) {
-				logger.warn("Instance " + address + " of service " + serviceId + " has an invalid metadata "
-						+ ex.getMessage() + "; balancing it with weight 1");
-			}
-			return 1;
-		}
+		});
 	}
 
 	private void publish(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
@@ -671,33 +412,8 @@ public final class ServiceRuntimes implements SmartLifecycle {
 	}
 
 	/**
-	 * Hears of new runtimes and snapshots, on the runtime thread.
-	 */
-	public interface RuntimeListener {
-
-		/**
-		 * Called when a service gets a runtime, first or new.
-		 * @param previous the runtime it replaces, or {@code null} for the first
-		 * @param next the runtime now in force
-		 */
-		default void runtimeChanged(@Nullable ServiceRuntime previous, ServiceRuntime next) {
-		}
-
-		/**
-		 * Called when a service's balancer published a snapshot after a membership
-		 * change, a settings change or a drain.
-		 * @param runtime the service's runtime
-		 * @param previous the snapshot before
-		 * @param next the snapshot now in force
-		 */
-		default void snapshotChanged(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
-		}
-
-	}
-
-	/**
-	 * One tracked service. {@link #runtime} is written on the runtime thread and read by
-	 * requests; the other mutable fields are confined to the runtime thread.
+	 * One tracked service. {@link #runtime} is written on the control thread and read by
+	 * requests; {@link #watch} is confined to the control thread.
 	 */
 	private static final class Slot {
 
@@ -707,22 +423,7 @@ public final class ServiceRuntimes implements SmartLifecycle {
 
 		volatile @Nullable ServiceRuntime runtime;
 
-		Membership membership = Membership.EMPTY;
-
-		boolean polling;
-
-		/**
-		 * When a poll first listed the service empty after it had endpoints; 0 when not.
-		 */
-		long emptySinceNanos;
-
-		@Nullable String lastPollError;
-
-		/**
-		 * The latency windows of the service's endpoints; read and written on the runtime
-		 * thread only.
-		 */
-		final LatencyOutliers latency = new LatencyOutliers();
+		DiscoveryPoller.@Nullable Watch watch;
 
 		Slot(String id) {
 			this.id = id;

@@ -1,8 +1,10 @@
 /**
- * The load-balancing glue: one immutable
- * {@link dev.gatewaylb.gateway.runtime.ServiceRuntime} per service, built when
- * configuration or discovery changes and never on the request path; the discovery poll
- * that feeds it; Spring Cloud LoadBalancer's view of it; active health checks; split
+ * The per-service runtime: one immutable
+ * {@link dev.gatewaylb.gateway.runtime.ServiceRuntime} per service, built on the control
+ * thread when configuration or discovery changes and never on the request path; the
+ * registry the request path reads; the factory that carries state from one runtime to the
+ * next; the retirement of replaced pools; the jobs over every runtime (latency ejection,
+ * the hedge window, active health probes); Spring Cloud LoadBalancer's view of it; split
  * counters.
  */
 @NullMarked

@@ -32,7 +32,7 @@ import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.request.HashKey;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 

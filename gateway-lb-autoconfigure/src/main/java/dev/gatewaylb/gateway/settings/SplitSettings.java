@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 import dev.gatewaylb.request.Cidr;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -58,7 +58,7 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 	/**
 	 * Returns the layout the request path uses at a rollout's position.
 	 * @param index a step's index, or the number of steps for rolled back, of a rollout
-	 * of this plan (see {@code SplitRollouts#track(SplitSettings)}); 0 without one
+	 * of this plan (see {@code SplitRollouts#track(String, Rollout.Plan)}); 0 without one
 	 * @return the layout; the split itself when there is no rollout
 	 */
 	public Split layout(int index) {

@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import dev.gatewaylb.gateway.settings.UpstreamSettings;
@@ -28,6 +30,12 @@ import reactor.netty.tcp.SslProvider;
  * Builds each service's {@link Upstream} from the gateway's own client configuration
  * (proxy, SSL, compression, customizers) with the service's pool, timeouts and TLS trust
  * on top, and tells listeners when a per-endpoint pool opens or closes (for its meters).
+ * <p>
+ * Reactor Netty opens an endpoint's pool inside the first acquire, on the event loop of
+ * the request that asks for it, and reports it there: the upstream's own count of its
+ * pools is updated there and then (a map write), but the listeners are told on the
+ * executor given, gateway-lb's control thread, so that no meter is built and no
+ * listener's lock is taken on an event loop.
  * <p>
  * Reactor Netty keeps one pool per endpoint address within a provider, so
  * {@code max-connections} and {@code max-pending} hold per endpoint of the service. The
@@ -50,6 +58,8 @@ public final class Upstreams {
 
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
+	private final Executor listenerThread;
+
 	/**
 	 * How many upstreams each service has had, so that a rebuilt provider gets a name of
 	 * its own: its pools' meters must not collide with those of the provider it replaces
@@ -58,28 +68,23 @@ public final class Upstreams {
 	private final Map<String, Integer> builds = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates the factory, for a gateway without TLS settings of its own.
-	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
-	 * given connection provider
-	 */
-	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient) {
-		this(gatewayClient, Tls.JDK);
-	}
-
-	/**
 	 * Creates the factory.
 	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
 	 * given connection provider
 	 * @param tls makes a service's client speak TLS with the service's trust roots and
 	 * protocols
+	 * @param listenerThread where the listeners are told of pools opening and closing,
+	 * one event at a time in order: the control thread, never an event loop
 	 */
-	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls) {
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, Executor listenerThread) {
 		this.gatewayClient = gatewayClient;
 		this.tls = tls;
+		this.listenerThread = listenerThread;
 	}
 
 	/**
-	 * Adds a listener told when a per-endpoint pool opens or closes.
+	 * Adds a listener told when a per-endpoint pool opens or closes, on the listener
+	 * thread.
 	 * @param listener the listener
 	 */
 	public void addListener(PoolListener listener) {
@@ -210,7 +215,8 @@ public final class Upstreams {
 	}
 
 	/**
-	 * Hears of per-endpoint pools opening and closing.
+	 * Hears of per-endpoint pools opening and closing, on the listener thread, in the
+	 * order Reactor Netty reported them.
 	 */
 	public interface PoolListener {
 
@@ -237,7 +243,8 @@ public final class Upstreams {
 	}
 
 	/**
-	 * Keeps each per-endpoint pool's metrics for the counts, and tells the listeners.
+	 * Keeps each per-endpoint pool's metrics for the counts, on the event loop that opens
+	 * or closes the pool, and hands the listeners' calls to the listener thread.
 	 */
 	private final class Registrar implements ConnectionProvider.MeterRegistrar {
 
@@ -254,15 +261,20 @@ public final class Upstreams {
 		public void registerMetrics(String poolName, String id, SocketAddress remoteAddress,
 				ConnectionPoolMetrics metrics) {
 			this.pools.put(id, new Upstream.Pool(remoteAddress, metrics));
-			Upstreams.this.listeners
-				.forEach((listener) -> listener.opened(this.serviceId, poolName, id, remoteAddress, metrics));
+			tell((listener) -> listener.opened(this.serviceId, poolName, id, remoteAddress, metrics));
 		}
 
 		@Override
 		public void deRegisterMetrics(String poolName, String id, SocketAddress remoteAddress) {
 			this.pools.remove(id);
-			Upstreams.this.listeners
-				.forEach((listener) -> listener.closed(this.serviceId, poolName, id, remoteAddress));
+			tell((listener) -> listener.closed(this.serviceId, poolName, id, remoteAddress));
+		}
+
+		private void tell(Consumer<PoolListener> event) {
+			List<PoolListener> listeners = Upstreams.this.listeners;
+			if (!listeners.isEmpty()) {
+				Upstreams.this.listenerThread.execute(() -> listeners.forEach(event));
+			}
 		}
 
 	}

@@ -11,16 +11,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.FleetDecisions;
-import dev.gatewaylb.gateway.runtime.Member;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.runtime.SplitRollouts;
+import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.gateway.runtime.TestRuntimes;
 import dev.gatewaylb.split.AffinityCookie;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
-import org.awaitility.Awaitility;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -66,8 +65,7 @@ final class ScriptedExchanges implements AutoCloseable {
 		}
 		this.runtime = this.fixture.runtime("svc");
 		this.loop.freezeTime();
-		SplitRollouts rollouts = new SplitRollouts(this.fixture.settings, this.fixture.clock::get, () -> 0L,
-				() -> FleetDecisions.NONE);
+		SplitRollouts rollouts = new SplitRollouts(this.fixture.control, () -> 0L, () -> FleetDecisions.NONE);
 		AffinityCookie affinity = new AffinityCookie(() -> 0L, 42);
 		SplitCounters counters = new SplitCounters();
 		this.services = new ProxyServices(this.fixture.settings, this.fixture.runtimes,
@@ -121,20 +119,18 @@ final class ScriptedExchanges implements AutoCloseable {
 	}
 
 	/**
-	 * Waits until the runtime's hedge-window job has rolled the service's window: the
-	 * latencies recorded so far are in its delay.
+	 * Runs the control thread's hedge-window job, a second on: the latencies recorded so
+	 * far are in the service's hedge delay.
 	 */
 	void rollHedgeWindow() {
-		// The runtime's own thread rolls it once a poll interval; a roll from another
-		// thread at the same time would corrupt the window.
-		Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> this.runtime.hedging().delayNanos() >= 0);
+		this.fixture.advance(Duration.ofSeconds(1));
 	}
 
 	/**
 	 * Moves the embedded event loop's time on and runs the timers that became due.
 	 */
 	void elapse(long nanos) {
-		this.fixture.clock.addAndGet(nanos);
+		this.fixture.advance(Duration.ofNanos(nanos));
 		this.loop.advanceTimeBy(nanos, TimeUnit.NANOSECONDS);
 		this.loop.runScheduledPendingTasks();
 	}

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.runtime;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -7,7 +8,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
+import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.discovery.DiscoveryPoller;
+import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.health.LatencyOutliers;
+import dev.gatewaylb.hedge.HedgeDelay;
+import dev.gatewaylb.hedge.Hedging;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -76,7 +83,7 @@ class ServiceRuntimesTests {
 		this.fixture.instances.clear();
 		this.fixture.poll();
 		assertThat(runtime.snapshot().size()).as("one empty read is not believed").isEqualTo(2);
-		this.fixture.clock.addAndGet(ServiceRuntimes.POLL_INTERVAL.toNanos());
+		this.fixture.clock.addAndGet(DiscoveryPoller.POLL_INTERVAL.toNanos());
 		this.fixture.poll();
 		assertThat(runtime.snapshot().size()).isZero();
 	}
@@ -195,6 +202,55 @@ class ServiceRuntimesTests {
 		}
 		// nginx over weights 1, 2, 3; at the third step a and c tie at 3 and a wins.
 		assertThat(sequence).hasToString("cbacbc");
+	}
+
+	@Test
+	void runsItsWorkOnNamedJobsOfTheirOwnEachWithItsInterval() {
+		assertThat(this.fixture.control.jobs()).containsExactly("discovery-poll every 1000ms",
+				"latency-ejection every 1000ms", "hedge-window-roll every 1000ms");
+	}
+
+	@Test
+	void ejectsAnEndpointSlowerThanTheFactorTimesTheMedianOnTheLatencyJobAndStopsPickingIt() {
+		this.fixture.close();
+		this.fixture = new TestRuntimes(Map.of("gateway.lb.defaults.health.passive.latency-factor", "3"));
+		this.fixture.instances.addAll(List.of(instance("a", 1), instance("b", 1), instance("c", 1)));
+		ServiceRuntime runtime = this.fixture.runtime("svc");
+		Snapshot<Member> snapshot = runtime.snapshot();
+		long now = this.fixture.clock.get();
+		long[] millis = { 20, 21, 70 };
+		for (int i = 0; i < millis.length; i++) {
+			for (int n = 0; n < LatencyOutliers.MIN_SAMPLES; n++) {
+				InFlightGuard guard = snapshot.acquire(i);
+				guard.start(now);
+				guard.recordLatency(now + millis[i] * 1_000_000);
+				guard.release();
+			}
+		}
+		this.fixture.advance(LatencyEjection.INTERVAL.minusNanos(1));
+		assertThat(picks(runtime, 6)).as("not evaluated yet").contains("c");
+		this.fixture.advance(Duration.ofNanos(1));
+		assertThat(snapshot.state(2).isEjected(this.fixture.clock.get())).isTrue();
+		assertThat(runtime.snapshot()).as("rebuilt on the control thread").isNotSameAs(snapshot);
+		assertThat(picks(runtime, 6)).isEqualTo("ababab");
+	}
+
+	@Test
+	void movesTheHedgeWindowOnOnItsOwnJobEverySecond() {
+		this.fixture.close();
+		this.fixture = new TestRuntimes(Map.of("gateway.lb.defaults.hedge.max-extra-load", "0.1"));
+		this.fixture.instances.add(instance("a", 1));
+		Hedging hedging = this.fixture.runtime("svc").hedging();
+		for (int i = 0; i < HedgeDelay.minSamples(0.1); i++) {
+			hedging.record((i + 1) * 1_000_000L);
+		}
+		this.fixture.poll();
+		assertThat(hedging.delayNanos()).as("a discovery poll does not move it").isEqualTo(HedgeDelay.UNKNOWN);
+		this.fixture.advance(HedgeWindows.INTERVAL.minusNanos(1));
+		assertThat(hedging.delayNanos()).isEqualTo(HedgeDelay.UNKNOWN);
+		this.fixture.advance(Duration.ofNanos(1));
+		// p90 of 1..100 ms, to the histogram's two significant digits.
+		assertThat(hedging.delayNanos()).isBetween(90_000_000L, 91_000_000L);
 	}
 
 	private static String picks(ServiceRuntime runtime, int count) {

@@ -4,9 +4,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.gatewaylb.control.ManualControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.upstream.Upstreams;
@@ -19,12 +22,19 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * Runtimes over instances the test sets, a clock it drives and a seeded random source; no
- * Spring context. Started on creation; close it.
+ * Runtimes over instances the test sets, on a control thread and a clock it drives and a
+ * seeded random source; no Spring context. Started on creation; close it.
+ * <p>
+ * Nothing runs in the background: {@link #runtime}, {@link #refresh}, {@link #poll} and
+ * {@link #advance} run what is due on the test's thread ({@link #control}), so a test
+ * sees their effect when they return. Instances are read from {@link #instances} when a
+ * poll runs; {@link #source} replaces that source, to fail or to answer later.
  */
 public final class TestRuntimes implements AutoCloseable {
 
 	public final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+	public final ManualControlThread control = new ManualControlThread(this.clock);
 
 	public final SplittableRandom random = new SplittableRandom(42);
 
@@ -34,11 +44,14 @@ public final class TestRuntimes implements AutoCloseable {
 
 	public final LiveSettings settings;
 
+	/**
+	 * What a poll answers; by default {@link #instances}.
+	 */
+	public volatile InstanceSource source;
+
 	public TestRuntimes(Map<String, Object> properties) {
-		StandardEnvironment environment = new StandardEnvironment();
-		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
-		this.settings = new LiveSettings(GatewayLbSettings.bind(environment));
-		InstanceSource source = new InstanceSource() {
+		this.settings = new LiveSettings(bind(properties));
+		this.source = new InstanceSource() {
 
 			@Override
 			public boolean balancesHere(String serviceId) {
@@ -51,35 +64,63 @@ public final class TestRuntimes implements AutoCloseable {
 			}
 
 		};
-		this.runtimes = new ServiceRuntimes(this.settings, source,
-				new Upstreams((provider) -> HttpClient.create(provider)), this.clock::get, () -> this.random);
+		InstanceSource delegating = new InstanceSource() {
+
+			@Override
+			public boolean balancesHere(String serviceId) {
+				return TestRuntimes.this.source.balancesHere(serviceId);
+			}
+
+			@Override
+			public Mono<List<ServiceInstance>> instances(String serviceId) {
+				return TestRuntimes.this.source.instances(serviceId);
+			}
+
+		};
+		this.runtimes = new ServiceRuntimes(this.settings, delegating,
+				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, this.control), this.control,
+				() -> this.random);
 		this.runtimes.start();
+		this.control.runDue();
 	}
 
 	/**
-	 * Returns the runtime of a service once its first instance list is applied.
+	 * Returns the runtime of a service once its first instance list is applied, tracking
+	 * it if it was not.
+	 * @throws IllegalStateException when the service is not ready after what was due ran
 	 */
 	public ServiceRuntime runtime(String serviceId) {
-		return this.runtimes.whenReady(serviceId).block(Duration.ofSeconds(10));
+		CompletableFuture<ServiceRuntime> ready = this.runtimes.whenReady(serviceId).toFuture();
+		this.control.runDue();
+		ServiceRuntime runtime = ready.getNow(null);
+		if (runtime == null) {
+			throw new IllegalStateException("service " + serviceId + " is not ready");
+		}
+		return runtime;
 	}
 
 	/**
-	 * Puts the settings of {@code properties} in force, as a refresh would, and waits
-	 * until the runtimes applied them.
+	 * Puts the settings of {@code properties} in force, as a refresh would, and runs what
+	 * the runtimes do about them.
 	 */
 	public void refresh(Map<String, Object> properties) {
-		StandardEnvironment environment = new StandardEnvironment();
-		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
-		this.settings.apply(GatewayLbSettings.bind(environment));
-		this.runtimes.sync();
+		this.settings.apply(bind(properties));
+		this.control.runDue();
 	}
 
 	/**
-	 * Reads every service's instances again and waits until the result is applied.
+	 * Reads every service's instances again and applies the result.
 	 */
 	public void poll() {
 		this.runtimes.pollNow();
-		this.runtimes.sync();
+		this.control.runDue();
+	}
+
+	/**
+	 * Moves the clock on and runs the jobs and tasks then due.
+	 */
+	public void advance(Duration by) {
+		this.control.advance(by);
 	}
 
 	/**
@@ -92,7 +133,14 @@ public final class TestRuntimes implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.control.stop();
 		this.runtimes.stop();
+	}
+
+	private static GatewayLbSettings bind(Map<String, Object> properties) {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
+		return GatewayLbSettings.bind(environment);
 	}
 
 }

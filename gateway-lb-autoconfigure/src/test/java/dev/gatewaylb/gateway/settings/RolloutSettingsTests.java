@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 import dev.gatewaylb.config.GatewayLbProperties;
-import dev.gatewaylb.split.Rollout;
+import dev.gatewaylb.rollout.Rollout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.gateway.discovery;
 
 import java.util.List;
 import java.util.Map;
@@ -25,20 +25,26 @@ public final class LoadBalancerInstanceSource implements InstanceSource {
 
 	private final LoadBalancerClientFactory clientFactory;
 
+	private final Class<? extends ReactorServiceInstanceLoadBalancer> ours;
+
 	private final Map<String, ServiceInstanceListSupplier> suppliers = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates the source.
 	 * @param clientFactory Spring Cloud LoadBalancer's per-service contexts
+	 * @param ours the type of the balancer gateway-lb gives every service context unless
+	 * the application declares one of its own for it
 	 */
-	public LoadBalancerInstanceSource(LoadBalancerClientFactory clientFactory) {
+	public LoadBalancerInstanceSource(LoadBalancerClientFactory clientFactory,
+			Class<? extends ReactorServiceInstanceLoadBalancer> ours) {
 		this.clientFactory = clientFactory;
+		this.ours = ours;
 	}
 
 	@Override
 	public boolean balancesHere(String serviceId) {
-		return this.clientFactory.getInstance(serviceId,
-				ReactorServiceInstanceLoadBalancer.class) instanceof ServiceBalancer;
+		return this.ours
+			.isInstance(this.clientFactory.getInstance(serviceId, ReactorServiceInstanceLoadBalancer.class));
 	}
 
 	@Override

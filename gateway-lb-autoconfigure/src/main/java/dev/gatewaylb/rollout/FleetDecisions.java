@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.rollout;
 
 import org.jspecify.annotations.Nullable;
 
@@ -16,7 +16,7 @@ public interface FleetDecisions {
 	FleetDecisions NONE = new FleetDecisions() {
 
 		@Override
-		public void rollout(String split, String plan, SplitRollouts.Action action, @Nullable String reason) {
+		public void rollout(String split, String plan, RolloutAction action, @Nullable String reason) {
 		}
 
 		@Override
@@ -28,12 +28,12 @@ public interface FleetDecisions {
 	/**
 	 * A rollout decision taken here.
 	 * @param split the split's name
-	 * @param plan the rollout's {@link dev.gatewaylb.split.Rollout.Plan#fingerprint()},
-	 * so that a replica with another rollout block ignores it
+	 * @param plan the rollout's {@link Rollout.Plan#fingerprint()}, so that a replica
+	 * with another rollout block ignores it
 	 * @param action what the other replicas should do
 	 * @param reason why, as this replica's actuator shows it
 	 */
-	void rollout(String split, String plan, SplitRollouts.Action action, @Nullable String reason);
+	void rollout(String split, String plan, RolloutAction action, @Nullable String reason);
 
 	/**
 	 * An endpoint drained, or brought back, through this replica's actuator.

@@ -1,4 +1,4 @@
-package dev.gatewaylb.split;
+package dev.gatewaylb.rollout;
 
 import java.util.Arrays;
 import java.util.Locale;
@@ -23,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  * reason; otherwise the rollout moves to the next step, and after the last one it is
  * promoted. A paused rollout keeps its step and is not judged; resuming starts a fresh
  * interval.
+ * <p>
+ * A judgement says what it decided ({@link Judgement.Kind}), not due included, so that
+ * the runner never has to tell "nothing happened" from the identity of what it got back.
  */
 public final class Rollout {
 
@@ -205,22 +208,23 @@ public final class Rollout {
 	}
 
 	/**
-	 * Judges a progressing rollout whose interval has passed; returns any other status
-	 * itself, the same instance.
+	 * Judges a progressing rollout whose interval has passed.
 	 * @param plan the plan
 	 * @param status where it stands
 	 * @param canary what the target did over the interval
 	 * @param others what the split's other targets did over the same interval
 	 * @param nowNanos the clock's current time
-	 * @return where it stands now
+	 * @return what was decided and where it stands now: {@link Judgement.Kind#NOT_DUE}
+	 * with {@code status} itself when the rollout is not progressing or its interval has
+	 * not passed
 	 */
-	public static Status judge(Plan plan, Status status, Window canary, Window others, long nowNanos) {
+	public static Judgement judge(Plan plan, Status status, Window canary, Window others, long nowNanos) {
 		if (status.state() != State.PROGRESSING || nowNanos - status.judgeAtNanos() < 0) {
-			return status;
+			return new Judgement(Judgement.Kind.NOT_DUE, status);
 		}
 		if (canary.requests() < plan.minRequests()) {
-			return new Status(State.PROGRESSING, status.step(), status.percent(), nowNanos + plan.intervalNanos(),
-					null);
+			return new Judgement(Judgement.Kind.HOLD, new Status(State.PROGRESSING, status.step(), status.percent(),
+					nowNanos + plan.intervalNanos(), null));
 		}
 		// The other targets are a baseline only with as many requests as the canary
 		// needs: at a step of 100% they get none but the stragglers of the step before,
@@ -231,22 +235,45 @@ public final class Rollout {
 		double othersErrorRate = baseline ? others.errorRate() : 0;
 		double increase = canary.errorRate() - othersErrorRate;
 		if (increase > plan.maxErrorRateIncrease()) {
-			return rolledBack(status,
-					String.format(Locale.ROOT,
-							"error rate %.4f against %.4f of the other targets (max-error-rate-increase %s)",
-							canary.errorRate(), othersErrorRate, plan.maxErrorRateIncrease()));
+			return new Judgement(Judgement.Kind.ROLLED_BACK,
+					rolledBack(status,
+							String.format(Locale.ROOT,
+									"error rate %.4f against %.4f of the other targets (max-error-rate-increase %s)",
+									canary.errorRate(), othersErrorRate, plan.maxErrorRateIncrease())));
 		}
 		if (baseline && others.p99Nanos() > 0 && canary.p99Nanos() > plan.maxLatencyRatio() * others.p99Nanos()) {
-			return rolledBack(status,
-					String.format(Locale.ROOT,
-							"p99 %.1f ms against %.1f ms of the other targets (max-latency-ratio %s)",
-							canary.p99Nanos() / 1e6, others.p99Nanos() / 1e6, plan.maxLatencyRatio()));
+			return new Judgement(Judgement.Kind.ROLLED_BACK,
+					rolledBack(status,
+							String.format(Locale.ROOT,
+									"p99 %.1f ms against %.1f ms of the other targets (max-latency-ratio %s)",
+									canary.p99Nanos() / 1e6, others.p99Nanos() / 1e6, plan.maxLatencyRatio())));
 		}
 		if (status.step() == plan.lastStep()) {
-			return new Status(State.PROMOTED, status.step(), status.percent(), 0, null);
+			return new Judgement(Judgement.Kind.PROMOTED,
+					new Status(State.PROMOTED, status.step(), status.percent(), 0, null));
 		}
 		int next = status.step() + 1;
-		return new Status(State.PROGRESSING, next, plan.step(next), nowNanos + plan.intervalNanos(), null);
+		return new Judgement(Judgement.Kind.NEXT,
+				new Status(State.PROGRESSING, next, plan.step(next), nowNanos + plan.intervalNanos(), null));
+	}
+
+	/**
+	 * Applies an operator's action, or another replica's.
+	 * @param plan the plan
+	 * @param status where it stands
+	 * @param action the action
+	 * @param reason why, for a roll-back, as the actuator shows it
+	 * @param nowNanos the clock's current time
+	 * @return where it stands now; an equal status when the action changes nothing (see
+	 * {@link #pause}, {@link #resume}, {@link #promote}, {@link #rollBack})
+	 */
+	public static Status act(Plan plan, Status status, RolloutAction action, String reason, long nowNanos) {
+		return switch (action) {
+			case PAUSE -> pause(status);
+			case RESUME -> resume(plan, status, nowNanos);
+			case PROMOTE -> promote(plan, status);
+			case ROLL_BACK -> rollBack(status, reason);
+		};
 	}
 
 	/**

@@ -1,12 +1,12 @@
-package dev.gatewaylb.split;
+package dev.gatewaylb.rollout;
 
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.gatewaylb.split.Rollout.Plan;
-import dev.gatewaylb.split.Rollout.State;
-import dev.gatewaylb.split.Rollout.Status;
-import dev.gatewaylb.split.Rollout.Window;
+import dev.gatewaylb.rollout.Rollout.Plan;
+import dev.gatewaylb.rollout.Rollout.State;
+import dev.gatewaylb.rollout.Rollout.Status;
+import dev.gatewaylb.rollout.Rollout.Window;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -29,12 +29,17 @@ class RolloutTests {
 		long now = 1_000 * S;
 		Status status = Rollout.start(PLAN, now);
 		List<Integer> percents = new ArrayList<>(List.of(status.percent()));
+		List<Judgement.Kind> kinds = new ArrayList<>();
 		while (status.state() == State.PROGRESSING) {
 			now = status.judgeAtNanos();
-			status = Rollout.judge(PLAN, status, new Window(500, 1, 45 * MS), HEALTHY_OTHERS, now);
+			Judgement judgement = Rollout.judge(PLAN, status, new Window(500, 1, 45 * MS), HEALTHY_OTHERS, now);
+			kinds.add(judgement.kind());
+			status = judgement.status();
 			percents.add(status.percent());
 		}
 		assertThat(percents).containsExactly(5, 25, 50, 100, 100);
+		assertThat(kinds).containsExactly(Judgement.Kind.NEXT, Judgement.Kind.NEXT, Judgement.Kind.NEXT,
+				Judgement.Kind.PROMOTED);
 		assertThat(status).isEqualTo(new Status(State.PROMOTED, 3, 100, 0, null));
 		assertThat(now).as("four intervals").isEqualTo(1_000 * S + 4 * 300 * S);
 	}
@@ -43,17 +48,22 @@ class RolloutTests {
 	void isNotJudgedBeforeItsIntervalHasPassed() {
 		Status status = Rollout.start(PLAN, 0);
 		Window failing = new Window(500, 500, 45 * MS);
-		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S - 1)).isSameAs(status);
-		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S).state()).isEqualTo(State.ROLLED_BACK);
+		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S - 1))
+			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, status));
+		Judgement due = Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S);
+		assertThat(due.kind()).isEqualTo(Judgement.Kind.ROLLED_BACK);
+		assertThat(due.status().state()).isEqualTo(State.ROLLED_BACK);
 	}
 
 	@Test
 	void staysOnItsStepWithTooFewCanaryRequestsAndIsJudgedAgainAnIntervalLater() {
 		Status status = Rollout.start(PLAN, 0);
-		Status judged = Rollout.judge(PLAN, status, new Window(99, 99, 900 * MS), HEALTHY_OTHERS, 301 * S);
-		assertThat(judged).isEqualTo(new Status(State.PROGRESSING, 0, 5, 601 * S, null));
-		Status next = Rollout.judge(PLAN, judged, new Window(100, 0, 40 * MS), HEALTHY_OTHERS, 601 * S);
-		assertThat(next).isEqualTo(new Status(State.PROGRESSING, 1, 25, 901 * S, null));
+		Judgement held = Rollout.judge(PLAN, status, new Window(99, 99, 900 * MS), HEALTHY_OTHERS, 301 * S);
+		assertThat(held)
+			.isEqualTo(new Judgement(Judgement.Kind.HOLD, new Status(State.PROGRESSING, 0, 5, 601 * S, null)));
+		Judgement next = Rollout.judge(PLAN, held.status(), new Window(100, 0, 40 * MS), HEALTHY_OTHERS, 601 * S);
+		assertThat(next)
+			.isEqualTo(new Judgement(Judgement.Kind.NEXT, new Status(State.PROGRESSING, 1, 25, 901 * S, null)));
 	}
 
 	@ParameterizedTest(name = "canary {0} errors in 1000, others {1} in 10000 -> {2}")
@@ -62,8 +72,10 @@ class RolloutTests {
 	void rollsBackWhenTheCanaryErrorRateExceedsTheOthersByMoreThanTheIncrease(long canaryErrors, long otherErrors,
 			State expected) {
 		// Others 0.2% (20 of 10,000): the canary may reach 1.2% (12 of 1,000), not 1.3%.
-		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, canaryErrors, 40 * MS),
-				new Window(10_000, otherErrors, 40 * MS), 300 * S);
+		Status status = Rollout
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, canaryErrors, 40 * MS),
+					new Window(10_000, otherErrors, 40 * MS), 300 * S)
+			.status();
 		assertThat(status.state()).isEqualTo(expected);
 		if (expected == State.ROLLED_BACK) {
 			assertThat(status.percent()).isZero();
@@ -74,8 +86,10 @@ class RolloutTests {
 	@ParameterizedTest(name = "canary p99 {0} ms, others {1} ms -> {2}")
 	@CsvSource({ "60, 40, PROGRESSING", "61, 40, ROLLED_BACK", "500, 0, PROGRESSING" })
 	void rollsBackWhenTheCanaryP99IsMoreThanTheRatioOfTheOthers(long canaryMillis, long otherMillis, State expected) {
-		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, canaryMillis * MS),
-				new Window(10_000, 0, otherMillis * MS), 300 * S);
+		Status status = Rollout
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, canaryMillis * MS),
+					new Window(10_000, 0, otherMillis * MS), 300 * S)
+			.status();
 		assertThat(status.state()).isEqualTo(expected);
 		if (expected == State.ROLLED_BACK) {
 			assertThat(status.reason())
@@ -87,12 +101,13 @@ class RolloutTests {
 	void otherTargetsWithFewerThanMinRequestsAreNoBaseline() {
 		// Stragglers of the step before a 100% step: 5 answers, fast, one failed.
 		Window stragglers = new Window(5, 1, 2 * MS);
-		Status slowButHealthy = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, 40 * MS), stragglers,
-				300 * S);
+		Status slowButHealthy = Rollout
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, 40 * MS), stragglers, 300 * S)
+			.status();
 		assertThat(slowButHealthy.state()).as("latency not judged").isEqualTo(State.PROGRESSING);
 		assertThat(slowButHealthy.step()).isEqualTo(1);
-		Status failing = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 20, 40 * MS), stragglers,
-				300 * S);
+		Status failing = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 20, 40 * MS), stragglers, 300 * S)
+			.status();
 		assertThat(failing.state()).as("errors held against 0").isEqualTo(State.ROLLED_BACK);
 		assertThat(failing.reason()).startsWith("error rate 0.0200 against 0.0000 ");
 	}
@@ -102,7 +117,8 @@ class RolloutTests {
 		Status rolledBack = Rollout.rollBack(Rollout.start(PLAN, 0), "by an operator");
 		assertThat(rolledBack).isEqualTo(new Status(State.ROLLED_BACK, 0, 0, 0, "by an operator"));
 		Window healthy = new Window(1000, 0, 40 * MS);
-		assertThat(Rollout.judge(PLAN, rolledBack, healthy, HEALTHY_OTHERS, 10_000 * S)).isSameAs(rolledBack);
+		assertThat(Rollout.judge(PLAN, rolledBack, healthy, HEALTHY_OTHERS, 10_000 * S))
+			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, rolledBack));
 		assertThat(Rollout.promote(PLAN, rolledBack)).isSameAs(rolledBack);
 		assertThat(Rollout.resume(PLAN, rolledBack, 0)).isSameAs(rolledBack);
 		assertThat(Rollout.rollBack(rolledBack, "again")).isSameAs(rolledBack);
@@ -110,15 +126,35 @@ class RolloutTests {
 
 	@Test
 	void aPausedRolloutIsNotJudgedAndResumesOnItsStepWithAFreshInterval() {
-		Status status = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(500, 0, 40 * MS), HEALTHY_OTHERS,
-				300 * S);
+		Status status = Rollout
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(500, 0, 40 * MS), HEALTHY_OTHERS, 300 * S)
+			.status();
 		Status paused = Rollout.pause(status);
 		assertThat(paused).isEqualTo(new Status(State.PAUSED, 1, 25, 0, null));
 		assertThat(Rollout.judge(PLAN, paused, new Window(500, 500, 40 * MS), HEALTHY_OTHERS, 10_000 * S))
-			.isSameAs(paused);
+			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, paused));
 		assertThat(Rollout.resume(PLAN, paused, 5_000 * S))
 			.isEqualTo(new Status(State.PROGRESSING, 1, 25, 5_300 * S, null));
 		assertThat(Rollout.promote(PLAN, paused)).isEqualTo(new Status(State.PROMOTED, 3, 100, 0, null));
+	}
+
+	@ParameterizedTest(name = "{0} on {1} -> {2} at {3}%")
+	@CsvSource({ "PAUSE, PROGRESSING, PAUSED, 25", "PAUSE, PAUSED, PAUSED, 25", "RESUME, PAUSED, PROGRESSING, 25",
+			"RESUME, PROGRESSING, PROGRESSING, 25", "PROMOTE, PAUSED, PROMOTED, 100",
+			"PROMOTE, ROLLED_BACK, ROLLED_BACK, 0", "ROLL_BACK, PROGRESSING, ROLLED_BACK, 0",
+			"ROLL_BACK, PROMOTED, ROLLED_BACK, 0" })
+	void anOperatorsActionMovesTheRolloutFromSomeStatesOnly(RolloutAction action, State from, State to, int percent) {
+		Status on = new Status(from, 1, (from == State.ROLLED_BACK) ? 0 : 25, (from == State.PROGRESSING) ? S : 0,
+				(from == State.ROLLED_BACK) ? "earlier" : null);
+		Status next = Rollout.act(PLAN, on, action, "by an operator", 7 * S);
+		assertThat(next.state()).isEqualTo(to);
+		assertThat(next.percent()).isEqualTo(percent);
+		if (from == to) {
+			assertThat(next).as("nothing to do").isEqualTo(on);
+		}
+		if (action == RolloutAction.RESUME && from == State.PAUSED) {
+			assertThat(next.judgeAtNanos()).as("a fresh interval").isEqualTo(7 * S + 300 * S);
+		}
 	}
 
 	@ParameterizedTest(name = "{0}")

@@ -1,9 +1,10 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.gateway.discovery;
 
 import java.net.URI;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
@@ -26,17 +27,18 @@ public final class RouteServices implements ApplicationListener<RefreshRoutesRes
 
 	private static final Log logger = LogFactory.getLog(RouteServices.class);
 
-	private final ServiceRuntimes runtimes;
+	private final Consumer<String> track;
 
 	private final LiveSettings settings;
 
 	/**
 	 * Creates the listener.
-	 * @param runtimes the runtimes to build
+	 * @param track starts tracking a service by id, such as the service runtimes' own
+	 * {@code track}
 	 * @param settings the settings in force, for the splits
 	 */
-	public RouteServices(ServiceRuntimes runtimes, LiveSettings settings) {
-		this.runtimes = runtimes;
+	public RouteServices(Consumer<String> track, LiveSettings settings) {
+		this.track = track;
 		this.settings = settings;
 	}
 
@@ -55,10 +57,10 @@ public final class RouteServices implements ApplicationListener<RefreshRoutesRes
 		for (String name : named) {
 			SplitSettings split = this.settings.get().split(name);
 			if (split == null) {
-				this.runtimes.track(name);
+				this.track.accept(name);
 			}
 			else {
-				split.split().targets().forEach((target) -> this.runtimes.track(target.service()));
+				split.split().targets().forEach((target) -> this.track.accept(target.service()));
 			}
 		}
 	}

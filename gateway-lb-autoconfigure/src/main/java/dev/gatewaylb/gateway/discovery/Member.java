@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.gateway.discovery;
 
 import dev.gatewaylb.balance.Endpoint;
 

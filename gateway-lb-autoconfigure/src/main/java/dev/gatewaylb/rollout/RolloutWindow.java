@@ -1,9 +1,8 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.rollout;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
-import dev.gatewaylb.split.Rollout;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.jspecify.annotations.Nullable;
@@ -13,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * since its step began: requests, failures and a latency histogram.
  * <p>
  * Attempts record from any event loop: two {@link LongAdder} increments and a wait-free
- * {@link Recorder} write, no lock, no allocation. The rollout thread alone drains the
+ * {@link Recorder} write, no lock, no allocation. The control thread alone drains the
  * recorder into the step's histogram ({@link #drain()}) and resets it when a step begins,
  * so the histogram needs no guard. The recorder has a fixed range (1 µs to a minute) for
  * the reason {@code HedgeDelay} gives: HdrHistogram's self-resizing recorder can spin
@@ -57,7 +56,7 @@ public final class RolloutWindow {
 	}
 
 	/**
-	 * Moves what the recorder holds into the step's histogram. Rollout thread only.
+	 * Moves what the recorder holds into the step's histogram. Control thread only.
 	 */
 	void drain() {
 		this.interval = this.recorder.getIntervalHistogram(this.interval);
@@ -65,7 +64,7 @@ public final class RolloutWindow {
 	}
 
 	/**
-	 * Forgets everything: a step begins. Rollout thread only. A request that was
+	 * Forgets everything: a step begins. Control thread only. A request that was
 	 * recording while this runs may land on either side of the reset, which a judgement
 	 * over a whole interval does not feel.
 	 */
@@ -77,7 +76,7 @@ public final class RolloutWindow {
 	}
 
 	/**
-	 * Returns what this side did since its step began, as drained last. Rollout thread
+	 * Returns what this side did since its step began, as drained last. Control thread
 	 * only.
 	 * @return the window
 	 */

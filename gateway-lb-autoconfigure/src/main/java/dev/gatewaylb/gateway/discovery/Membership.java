@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.gateway.discovery;
 
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,4 +1,4 @@
-package dev.gatewaylb.health;
+package dev.gatewaylb.retry;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;

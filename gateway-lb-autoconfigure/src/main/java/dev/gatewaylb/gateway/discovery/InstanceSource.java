@@ -1,4 +1,4 @@
-package dev.gatewaylb.gateway.runtime;
+package dev.gatewaylb.gateway.discovery;
 
 import java.util.List;
 
@@ -8,7 +8,7 @@ import org.springframework.cloud.client.ServiceInstance;
 
 /**
  * Where a service's instances come from, and whether gateway-lb balances it at all.
- * Called off the event loops, by {@link ServiceRuntimes}' own thread.
+ * Called off the event loops, on gateway-lb's control thread.
  */
 public interface InstanceSource {
 

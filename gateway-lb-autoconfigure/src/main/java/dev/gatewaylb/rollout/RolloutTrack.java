@@ -1,0 +1,189 @@
+package dev.gatewaylb.rollout;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One split's rollout: its plan, where it stands, the two sides of its comparison and its
+ * latest verdicts. Written on the control thread only, by {@link SplitRollouts}; every
+ * field another thread reads is volatile. The request path reads {@link #layout()} and
+ * {@link #window(boolean)}: volatile reads, no lock.
+ */
+public final class RolloutTrack {
+
+	/**
+	 * How many verdicts a rollout keeps.
+	 */
+	static final int VERDICTS_KEPT = 20;
+
+	private final String split;
+
+	/**
+	 * The plan, replaced by an equal one when a refresh keeps the rollout.
+	 */
+	private volatile Rollout.Plan plan;
+
+	private final RolloutWindow canary = new RolloutWindow();
+
+	private final RolloutWindow others = new RolloutWindow();
+
+	private volatile Rollout.Status status;
+
+	private volatile int layout;
+
+	private volatile boolean judging;
+
+	private volatile Windows current = Windows.EMPTY;
+
+	private volatile List<Verdict> verdicts = List.of();
+
+	RolloutTrack(String split, Rollout.Plan plan, Rollout.Status status) {
+		this.split = split;
+		this.plan = plan;
+		this.status = status;
+		this.layout = status.step();
+		this.judging = status.state() == Rollout.State.PROGRESSING;
+	}
+
+	/**
+	 * Returns whether this is the rollout of a plan the settings carry: the same instance
+	 * once the control thread has applied the settings (one reference comparison), an
+	 * equal one in the moment before.
+	 * @param plan the settings' plan
+	 * @return whether the plan is this rollout's
+	 */
+	public boolean isOf(Rollout.Plan plan) {
+		Rollout.Plan own = this.plan;
+		return own == plan || own.equals(plan);
+	}
+
+	/**
+	 * Returns the index of the layout in force among the split's rollout layouts: one per
+	 * step, then the target at 0%.
+	 * @return a step's index, or the number of steps when rolled back
+	 */
+	public int layout() {
+		return this.layout;
+	}
+
+	/**
+	 * Returns where a request to a target of the split records its outcome.
+	 * @param canary whether the request went to the rollout's target
+	 * @return the side, or {@code null} when the step is not being judged
+	 */
+	public @Nullable RolloutWindow window(boolean canary) {
+		if (!this.judging) {
+			return null;
+		}
+		return canary ? this.canary : this.others;
+	}
+
+	/**
+	 * Returns the split's name as configured.
+	 * @return the name
+	 */
+	public String split() {
+		return this.split;
+	}
+
+	/**
+	 * Returns the plan.
+	 * @return the plan
+	 */
+	public Rollout.Plan plan() {
+		return this.plan;
+	}
+
+	/**
+	 * Returns where the rollout stands.
+	 * @return the status
+	 */
+	public Rollout.Status status() {
+		return this.status;
+	}
+
+	/**
+	 * Returns what both sides did on the step so far, as of the last tick.
+	 * @return the windows
+	 */
+	public Windows current() {
+		return this.current;
+	}
+
+	/**
+	 * Returns the latest verdicts, oldest first.
+	 * @return at most {@value #VERDICTS_KEPT} verdicts
+	 */
+	public List<Verdict> verdicts() {
+		return this.verdicts;
+	}
+
+	// Control thread only, below.
+
+	void keep(Rollout.Plan equal) {
+		this.plan = equal;
+	}
+
+	boolean isJudging() {
+		return this.judging;
+	}
+
+	/**
+	 * Drains both sides and returns what they did on the step so far.
+	 */
+	Windows drain() {
+		this.canary.drain();
+		this.others.drain();
+		Windows windows = new Windows(this.canary.window(), this.others.window());
+		this.current = windows;
+		return windows;
+	}
+
+	/**
+	 * Stays on the step with a new judgement time; the step's counts go on accumulating.
+	 */
+	void hold(Rollout.Status next) {
+		this.status = next;
+	}
+
+	/**
+	 * Puts a new status in force: a new step, a pause, a resumption or an end, with fresh
+	 * counts. Requests routed by the previous step's layout and still on their way record
+	 * into the fresh counts, as do requests that read the layout index just before it
+	 * changed: a few answers at the start of an interval, which a judgement over the
+	 * whole interval does not feel. The reset of the two sides is not atomic either; a
+	 * racing attempt may be counted on one and not the other, equally rare.
+	 */
+	void enter(Rollout.Status next) {
+		this.canary.reset();
+		this.others.reset();
+		this.current = Windows.EMPTY;
+		this.status = next;
+		this.layout = (next.state() == Rollout.State.ROLLED_BACK) ? this.plan.steps().length : next.step();
+		this.judging = next.state() == Rollout.State.PROGRESSING;
+	}
+
+	void verdict(Verdict verdict) {
+		List<Verdict> kept = new ArrayList<>(this.verdicts);
+		kept.add(verdict);
+		if (kept.size() > VERDICTS_KEPT) {
+			kept.remove(0);
+		}
+		this.verdicts = List.copyOf(kept);
+	}
+
+	/**
+	 * What the target and the other targets did on a step so far.
+	 *
+	 * @param canary the rollout's target
+	 * @param others the split's other targets
+	 */
+	public record Windows(Rollout.Window canary, Rollout.Window others) {
+
+		static final Windows EMPTY = new Windows(new Rollout.Window(0, 0, 0), new Rollout.Window(0, 0, 0));
+
+	}
+
+}

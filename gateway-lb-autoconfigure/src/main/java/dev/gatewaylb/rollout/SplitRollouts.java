@@ -1,0 +1,324 @@
+package dev.gatewaylb.rollout;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+import dev.gatewaylb.control.ControlThread;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs every split's rollout: starts it when the plans in force bring or change it,
+ * judges each step when its interval has passed ({@link Rollout#judge}), and applies what
+ * an operator, or another replica, asks.
+ * <p>
+ * Everything that changes a rollout runs on the control thread, so its decisions need no
+ * lock and a judgement never runs on an event loop. The request path reads a
+ * {@link RolloutTrack} ({@link #track(String, Rollout.Plan)}): one map read, then three
+ * volatile reads (its plan, compared by reference with the settings', the layout index of
+ * the step, and whether the step is being judged and so records outcomes). A step changes
+ * the layout by an index into layouts the settings derived when they were bound: nothing
+ * is built when a step is taken.
+ */
+public final class SplitRollouts {
+
+	/**
+	 * How often the control thread looks for a step whose interval has passed: a step is
+	 * judged at most this late.
+	 */
+	public static final Duration TICK = Duration.ofMillis(250);
+
+	/**
+	 * The longest an operator's action waits for the control thread.
+	 */
+	static final Duration ACTION_TIMEOUT = Duration.ofSeconds(10);
+
+	private static final System.Logger logger = System.getLogger(SplitRollouts.class.getName());
+
+	private final ControlThread control;
+
+	private final LongSupplier epochMillis;
+
+	/**
+	 * The fleet's channel, looked up when a decision is taken (rarely, on the control
+	 * thread): the channel follows other replicas' decisions through this registry, so it
+	 * cannot be given to it when it is created.
+	 */
+	private final Supplier<FleetDecisions> fleet;
+
+	/**
+	 * The rollouts by split name, as configured.
+	 */
+	private final Map<String, RolloutTrack> tracks = new ConcurrentHashMap<>();
+
+	/**
+	 * Transitions by split name, kept while the split has a rollout, across restarts, so
+	 * that the counters a meter reads only grow.
+	 */
+	private final Map<String, Map<Rollout.State, AtomicLong>> transitions = new ConcurrentHashMap<>();
+
+	private volatile ControlThread.@Nullable Job ticks;
+
+	/**
+	 * Creates the runner; no rollout is judged until {@link #start()}.
+	 * @param control the control thread, whose clock the plans' intervals are measured by
+	 * @param epochMillis the wall clock, for the times verdicts are shown with
+	 * @param fleet the channel that tells the fleet of this replica's decisions,
+	 * {@link FleetDecisions#NONE} for a gateway on its own
+	 */
+	public SplitRollouts(ControlThread control, LongSupplier epochMillis, Supplier<FleetDecisions> fleet) {
+		this.control = Objects.requireNonNull(control, "control");
+		this.epochMillis = Objects.requireNonNull(epochMillis, "epochMillis");
+		this.fleet = Objects.requireNonNull(fleet, "fleet");
+	}
+
+	/**
+	 * Starts the {@code rollout-tick} job, every {@link #TICK}; idempotent.
+	 */
+	public synchronized void start() {
+		if (this.ticks == null) {
+			this.ticks = this.control.every("rollout-tick", TICK, this::tick);
+		}
+	}
+
+	/**
+	 * Puts the plans of the settings now in force in force, on the control thread: a
+	 * rollout whose plan is unchanged keeps its state, one whose plan is new or changed
+	 * starts on its first step, one whose split has no plan any more is forgotten.
+	 * @param plans the rollout plans by split name, as configured
+	 */
+	public void plans(Map<String, Rollout.Plan> plans) {
+		Map<String, Rollout.Plan> copy = Map.copyOf(plans);
+		this.control.execute(() -> apply(copy));
+	}
+
+	/**
+	 * Returns the rollout of a split's plan: the request path. A refresh puts its
+	 * settings in force a moment before the control thread has started or kept their
+	 * rollout: until it has, a rollout of another plan is not theirs, and {@code null}
+	 * says to take the first step's layout, unjudged. A rollout of an equal plan has as
+	 * many steps, so its layout index is always one of the settings' layouts.
+	 * @param split the split's name as configured
+	 * @param plan the split's plan in the settings the request reads, or {@code null}
+	 * @return the rollout, or {@code null} when the split has none or it has not started
+	 */
+	public @Nullable RolloutTrack track(String split, Rollout.@Nullable Plan plan) {
+		if (plan == null) {
+			return null;
+		}
+		RolloutTrack track = this.tracks.get(split);
+		return (track != null && track.isOf(plan)) ? track : null;
+	}
+
+	/**
+	 * Returns the rollout of a split by name, whatever its plan.
+	 * @param split the split's name as configured
+	 * @return the rollout, or {@code null} when the split has none
+	 */
+	public @Nullable RolloutTrack track(String split) {
+		return this.tracks.get(split);
+	}
+
+	/**
+	 * Returns the target's share of a split's traffic now, for the meter.
+	 * @param split the split's name as configured
+	 * @return the percent, or NaN when the split has no rollout
+	 */
+	public double percent(String split) {
+		RolloutTrack track = this.tracks.get(split);
+		return (track != null) ? track.status().percent() : Double.NaN;
+	}
+
+	/**
+	 * Returns how many times a split's rollout entered a state (a new step counts as
+	 * entering {@code progressing}).
+	 * @param split the split's name as configured
+	 * @param state the state entered
+	 * @return the count
+	 */
+	public long transitions(String split, Rollout.State state) {
+		Map<Rollout.State, AtomicLong> counts = this.transitions.get(split);
+		return (counts != null) ? counts.get(state).get() : 0;
+	}
+
+	/**
+	 * Applies an operator's action to a split's rollout on the control thread, waits for
+	 * it, and tells the fleet. Blocks: not for event loops.
+	 * @param split the split's name, in any case
+	 * @param action the action
+	 * @return the rollout after the action, or {@code null} when the split has none
+	 * @throws IllegalStateException when the control thread did not apply it in time
+	 */
+	public @Nullable RolloutTrack act(String split, RolloutAction action) {
+		try {
+			return this.control.call(ACTION_TIMEOUT, () -> {
+				RolloutTrack track = find(split);
+				if (track != null) {
+					apply(track, action, "by an operator", true);
+				}
+				return track;
+			});
+		}
+		catch (IllegalStateException ex) {
+			throw new IllegalStateException("could not apply " + action.label() + " to the rollout of " + split, ex);
+		}
+	}
+
+	/**
+	 * Follows a decision another replica took, on the control thread: the same action,
+	 * with the other replica named in the reason, told to nobody. A decision about
+	 * another plan (the replicas' rollout blocks differ) or a split without a rollout is
+	 * ignored.
+	 * @param split the split's name
+	 * @param plan the fingerprint of the plan decided on
+	 * @param action the action
+	 * @param reason why, as the other replica said
+	 * @param origin the other replica
+	 */
+	public void follow(String split, String plan, RolloutAction action, @Nullable String reason, String origin) {
+		this.control.execute(() -> {
+			RolloutTrack track = find(split);
+			if (track == null || !track.plan().fingerprint().equals(plan)) {
+				logger.log(System.Logger.Level.DEBUG, () -> "Ignored " + action.label() + " of split " + split
+						+ " from " + origin + ": not the rollout here");
+				return;
+			}
+			apply(track, action, "by " + origin + ((reason != null) ? ": " + reason : ""), false);
+		});
+	}
+
+	private @Nullable RolloutTrack find(String split) {
+		RolloutTrack track = this.tracks.get(split);
+		if (track != null) {
+			return track;
+		}
+		for (RolloutTrack candidate : this.tracks.values()) {
+			if (candidate.split().equalsIgnoreCase(split)) {
+				return candidate;
+			}
+		}
+		return null;
+	}
+
+	// Everything below runs on the control thread.
+
+	private void apply(Map<String, Rollout.Plan> plans) {
+		plans.forEach((split, plan) -> {
+			RolloutTrack track = this.tracks.get(split);
+			if (track != null && track.plan().equals(plan)) {
+				// The block is unchanged: the rollout keeps its state, whatever else
+				// changed, and takes the new settings' plan, so that requests recognise
+				// it by identity.
+				track.keep(plan);
+				return;
+			}
+			this.transitions.computeIfAbsent(split, (key) -> {
+				Map<Rollout.State, AtomicLong> counts = new EnumMap<>(Rollout.State.class);
+				for (Rollout.State state : Rollout.State.values()) {
+					counts.put(state, new AtomicLong());
+				}
+				return counts;
+			});
+			RolloutTrack started = new RolloutTrack(split, plan, Rollout.start(plan, this.control.nanoTime()));
+			this.tracks.put(split, started);
+			count(started, Rollout.State.PROGRESSING);
+			verdict(started, VerdictKind.STARTED, (track != null) ? "the rollout block changed" : null, null);
+			logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + split + " started at "
+					+ plan.steps()[0] + "%" + ((track != null) ? " (its block changed)" : ""));
+		});
+		this.tracks.keySet().retainAll(plans.keySet());
+		this.transitions.keySet().retainAll(plans.keySet());
+	}
+
+	private void tick() {
+		long now = this.control.nanoTime();
+		for (RolloutTrack track : this.tracks.values()) {
+			if (!track.isJudging()) {
+				// Paused or ended: nothing records, and entering that state emptied the
+				// windows.
+				continue;
+			}
+			RolloutTrack.Windows windows = track.drain();
+			Judgement judgement = Rollout.judge(track.plan(), track.status(), windows.canary(), windows.others(), now);
+			Rollout.Status next = judgement.status();
+			switch (judgement.kind()) {
+				case NOT_DUE -> {
+				}
+				case HOLD -> {
+					verdict(track, VerdictKind.HOLD, "fewer than min-requests canary requests", windows);
+					track.hold(next);
+				}
+				case NEXT -> {
+					verdict(track, VerdictKind.NEXT, null, windows);
+					enter(track, next);
+					logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
+							+ track.split() + " moved on to " + next.percent() + "%");
+				}
+				case PROMOTED -> {
+					verdict(track, VerdictKind.PROMOTED, null, windows);
+					enter(track, next);
+					logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
+							+ track.split() + " is promoted at " + next.percent() + "%");
+					this.fleet.get()
+						.rollout(track.split(), track.plan().fingerprint(), RolloutAction.PROMOTE, "promoted");
+				}
+				case ROLLED_BACK -> {
+					verdict(track, VerdictKind.ROLLED_BACK, next.reason(), windows);
+					enter(track, next);
+					logger.log(System.Logger.Level.WARNING, "Rolled back " + track.plan().target() + " in split "
+							+ track.split() + ": " + next.reason());
+					this.fleet.get()
+						.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason());
+				}
+			}
+		}
+	}
+
+	/**
+	 * Applies an action, an operator's or another replica's, and tells the fleet of an
+	 * operator's.
+	 */
+	private void apply(RolloutTrack track, RolloutAction action, String by, boolean tell) {
+		Rollout.Status status = track.status();
+		Rollout.Status next = Rollout.act(track.plan(), status, action, "rolled back " + by, this.control.nanoTime());
+		if (next.equals(status)) {
+			return;
+		}
+		VerdictKind verdict = action.verdict();
+		verdict(track, verdict, by, null);
+		enter(track, next);
+		logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split " + track.split()
+				+ " is " + verdict.label() + " " + by + ", at " + next.percent() + "%");
+		if (tell) {
+			this.fleet.get().rollout(track.split(), track.plan().fingerprint(), action, "by an operator");
+		}
+	}
+
+	private void enter(RolloutTrack track, Rollout.Status next) {
+		track.enter(next);
+		count(track, next.state());
+	}
+
+	private void count(RolloutTrack track, Rollout.State state) {
+		Map<Rollout.State, AtomicLong> counts = this.transitions.get(track.split());
+		if (counts != null) {
+			counts.get(state).incrementAndGet();
+		}
+	}
+
+	/**
+	 * Records a verdict with the status it was taken on.
+	 */
+	private void verdict(RolloutTrack track, VerdictKind kind, @Nullable String reason,
+			RolloutTrack.@Nullable Windows windows) {
+		Rollout.Status status = track.status();
+		track.verdict(new Verdict(this.epochMillis.getAsLong(), status.step(), status.percent(), kind, reason,
+				(windows != null) ? windows.canary() : null, (windows != null) ? windows.others() : null));
+	}
+
+}

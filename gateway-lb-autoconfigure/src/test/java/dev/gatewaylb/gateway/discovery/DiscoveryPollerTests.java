@@ -1,0 +1,213 @@
+package dev.gatewaylb.gateway.discovery;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+import dev.gatewaylb.control.ManualControlThread;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The discovery poll on a control thread and a clock the test drives: the first poll at
+ * once, a change at the next poll, a reshuffle no change, an empty list believed only one
+ * interval later, a failing source keeping the last list, and readiness after the first
+ * answer, the first failure or the first-poll timeout.
+ */
+class DiscoveryPollerTests {
+
+	private static final Duration INTERVAL = DiscoveryPoller.POLL_INTERVAL;
+
+	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+	private final ManualControlThread control = new ManualControlThread(this.clock);
+
+	/**
+	 * What the source answers, by service id.
+	 */
+	private Function<String, Mono<List<ServiceInstance>>> answers = (id) -> Mono.just(List.of());
+
+	private final DiscoveryPoller poller = new DiscoveryPoller(new InstanceSource() {
+
+		@Override
+		public boolean balancesHere(String serviceId) {
+			return true;
+		}
+
+		@Override
+		public Mono<List<ServiceInstance>> instances(String serviceId) {
+			return DiscoveryPollerTests.this.answers.apply(serviceId);
+		}
+
+	}, this.control);
+
+	private final List<String> heard = new ArrayList<>();
+
+	@BeforeEach
+	void start() {
+		this.poller.start();
+	}
+
+	@Test
+	void readsAServiceAtOnceWhenWatchedAndTellsItsMembersAndThatItIsReady() {
+		answer(instance("a", 1), instance("b", 2));
+		watch("svc");
+		assertThat(this.heard).isEmpty();
+		this.control.runDue();
+		assertThat(this.heard).containsExactly("svc: [] -> [a:1, b:2]", "svc ready");
+	}
+
+	@Test
+	void tellsAChangeAtTheNextPollAndNeitherAReshuffleNorTheSameList() {
+		answer(instance("a", 1), instance("b", 1));
+		watch("svc");
+		this.control.runDue();
+		this.heard.clear();
+		answer(instance("b", 1), instance("a", 1));
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).as("reshuffled").containsExactly("svc ready");
+		answer(instance("b", 1), instance("a", 1), instance("c", 1));
+		this.control.advance(INTERVAL.minusNanos(1));
+		assertThat(this.heard).as("not polled yet").containsExactly("svc ready");
+		this.control.advance(Duration.ofNanos(1));
+		assertThat(this.heard).containsExactly("svc ready", "svc: [a:1, b:1] -> [a:1, b:1, c:1]", "svc ready");
+		this.heard.clear();
+		answer(instance("a", 1), instance("b", 5), instance("c", 1));
+		this.poller.pollNow();
+		this.control.runDue();
+		assertThat(this.heard).as("a weight changed, read at once when asked")
+			.containsExactly("svc: [a:1, b:1, c:1] -> [a:1, b:5, c:1]", "svc ready");
+	}
+
+	@Test
+	void believesAnEmptyListOnlyWhenAPollAtLeastOneIntervalLaterSaysSoAgain() {
+		answer(instance("a", 1), instance("b", 1));
+		watch("svc");
+		this.control.runDue();
+		this.heard.clear();
+		answer();
+		this.control.advance(INTERVAL);
+		this.poller.pollNow();
+		this.control.advance(INTERVAL.minusNanos(1));
+		assertThat(this.heard).as("two empty reads, less than an interval apart").isEmpty();
+		this.control.advance(Duration.ofNanos(1));
+		assertThat(this.heard).containsExactly("svc: [a:1, b:1] -> []", "svc ready");
+	}
+
+	@Test
+	void anEmptyReadBetweenTwoFullOnesIsNeverBelieved() {
+		answer(instance("a", 1));
+		watch("svc");
+		this.control.runDue();
+		this.heard.clear();
+		answer();
+		this.control.advance(INTERVAL);
+		answer(instance("a", 1));
+		this.control.advance(INTERVAL);
+		answer();
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).as("the full read in between starts the confirmation again")
+			.containsExactly("svc ready");
+	}
+
+	@Test
+	void aFailingSourceKeepsTheLastListAndTheServiceIsReadyAllTheSame() {
+		answer(instance("a", 1));
+		watch("svc");
+		this.control.runDue();
+		this.heard.clear();
+		this.answers = (id) -> Mono.error(new IllegalStateException("discovery is down"));
+		this.control.advance(INTERVAL);
+		this.answers = (id) -> {
+			throw new IllegalStateException("discovery is down");
+		};
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).containsExactly("svc ready", "svc ready");
+		answer(instance("a", 1), instance("b", 1));
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).containsExactly("svc ready", "svc ready", "svc: [a:1] -> [a:1, b:1]", "svc ready");
+	}
+
+	@Test
+	void aServiceWhoseSourceNeverAnswersIsReadyAfterTheFirstPollTimeoutAndIsNotPolledTwiceAtOnce() {
+		int[] asked = new int[1];
+		this.answers = (id) -> {
+			asked[0]++;
+			return Mono.never();
+		};
+		watch("svc");
+		this.control.runDue();
+		this.control.advance(DiscoveryPoller.FIRST_POLL_TIMEOUT.minusNanos(1));
+		assertThat(this.heard).isEmpty();
+		assertThat(asked[0]).as("a poll still on its way is not asked again").isOne();
+		this.control.advance(Duration.ofNanos(1));
+		assertThat(this.heard).containsExactly("svc ready");
+	}
+
+	@Test
+	void balancesAnInstanceWithAnInvalidWeightWithWeightOne() {
+		answer(new DefaultServiceInstance("a", "svc", "10.0.0.1", 1, false, Map.of("weight", "heavy")),
+				instance("b", 3));
+		watch("svc");
+		this.control.runDue();
+		assertThat(this.heard).first().isEqualTo("svc: [] -> [a:1, b:3]");
+	}
+
+	@Test
+	void pollsEveryServiceOnANamedJobOfItsOwn() {
+		this.answers = (id) -> Mono.just(List.of(instance(id.equals("one") ? "a" : "b", 1)));
+		watch("one");
+		watch("two");
+		this.control.runDue();
+		assertThat(this.heard).containsExactly("one: [] -> [a:1]", "one ready", "two: [] -> [b:1]", "two ready");
+		this.poller.start();
+		assertThat(this.control.jobs()).containsExactly("discovery-poll every 1000ms");
+	}
+
+	private void watch(String serviceId) {
+		this.control.execute(() -> this.poller.watch(serviceId, new DiscoveryPoller.Listener() {
+
+			@Override
+			public void membersChanged(Membership previous, Membership next) {
+				DiscoveryPollerTests.this.heard.add(serviceId + ": " + describe(previous) + " -> " + describe(next));
+			}
+
+			@Override
+			public void ready() {
+				DiscoveryPollerTests.this.heard.add(serviceId + " ready");
+			}
+
+		}));
+	}
+
+	private void answer(ServiceInstance... instances) {
+		List<ServiceInstance> listed = List.of(instances);
+		this.answers = (id) -> Mono.just(listed);
+	}
+
+	private static String describe(Membership membership) {
+		return membership.members()
+			.stream()
+			.map((member) -> member.instance().getInstanceId() + ":" + member.endpoint().weight())
+			.toList()
+			.toString();
+	}
+
+	/**
+	 * An instance on 10.0.0.n:n, n = letter index + 1.
+	 */
+	private static ServiceInstance instance(String id, int weight) {
+		int n = id.charAt(0) - 'a' + 1;
+		return new DefaultServiceInstance(id, "svc", "10.0.0." + n, n, false, Map.of("weight", "" + weight));
+	}
+
+}
