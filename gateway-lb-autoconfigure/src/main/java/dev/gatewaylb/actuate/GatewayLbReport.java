@@ -1,0 +1,184 @@
+package dev.gatewaylb.actuate;
+
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What {@code /actuator/gatewaylb} reports: every service and split, as JSON. The record
+ * components are the JSON fields; the nested records are the parts of the report
+ * ({@code GET /actuator/gatewaylb/{name}} answers one {@link ServiceReport} or
+ * {@link SplitReport}) and the answers of its write operation ({@link DrainResult}, or a
+ * {@link RolloutReport}). Durations are in milliseconds, with the unit in the field name.
+ * <p>
+ * Public API, as README's "API and stability" lists it.
+ *
+ * @param generation how many settings have been in force, 1 for those of start-up
+ * @param lastError why the last refresh was rejected, or {@code null}
+ * @param refreshes refreshes applied and rejected since start-up
+ * @param services services by id
+ * @param splits splits by name
+ */
+public record GatewayLbReport(long generation, @Nullable String lastError, RefreshReport refreshes,
+		Map<String, ServiceReport> services, Map<String, SplitReport> splits) {
+
+	/**
+	 * Refresh outcomes.
+	 *
+	 * @param applied refreshes put in force
+	 * @param rejected refreshes rejected as invalid
+	 */
+	public record RefreshReport(long applied, long rejected) {
+	}
+
+	/**
+	 * One service.
+	 *
+	 * @param algorithm the algorithm in force
+	 * @param slowStartMillis the slow-start window
+	 * @param hashKey the consistent-hash key
+	 * @param hashBalanceFactor the consistent-hash bounded-load factor, 0 for off
+	 * @param balanced whether gateway-lb balances the service (false when the application
+	 * declares its own Spring Cloud LoadBalancer balancer for it)
+	 * @param endpoints the endpoints, in canonical order (by address)
+	 * @param pool the service's connection pools
+	 * @param hedge the service's hedged requests, or {@code null} when it does not hedge
+	 */
+	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
+			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge) {
+	}
+
+	/**
+	 * A service's hedged requests.
+	 *
+	 * @param maxExtraLoad backups as a fraction of requests
+	 * @param minDelayMillis the shortest delay
+	 * @param delayMillis how long an attempt waits now before its backup: the service's
+	 * latency at the percentile 1 - max-extra-load over the last 10 s, at least the
+	 * minimum; {@code null} while the window holds too few answers to say, when nothing
+	 * is hedged
+	 * @param samples answers in the latency window
+	 * @param sent backups sent
+	 * @param won backups whose headers came first
+	 * @param lost backups cancelled or failed
+	 * @param refusedByBudget backups the budget refused
+	 */
+	public record HedgeReport(double maxExtraLoad, double minDelayMillis, @Nullable Double delayMillis, long samples,
+			long sent, long won, long lost, long refusedByBudget) {
+	}
+
+	/**
+	 * A service's connection pools: limits per endpoint, counts over all endpoints.
+	 *
+	 * @param maxConnections the connection cap per endpoint
+	 * @param maxPending the pending limit per endpoint
+	 * @param active connections in use
+	 * @param idle idle connections
+	 * @param pending requests waiting for a connection
+	 */
+	public record PoolReport(int maxConnections, int maxPending, int active, int idle, int pending) {
+	}
+
+	/**
+	 * One endpoint.
+	 *
+	 * @param address {@code host:port}
+	 * @param weight its configured weight
+	 * @param effectiveWeight the weight it is balanced with now (slow start, drain)
+	 * @param inFlight requests picked and not yet finished
+	 * @param picks requests picked since it joined
+	 * @param latencyEwmaMillis its peak-EWMA latency now, 0 before the first sample
+	 * @param state {@code healthy}, {@code draining}, {@code ejected} (passive health) or
+	 * {@code unhealthy} (active health)
+	 */
+	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
+			double latencyEwmaMillis, String state) {
+	}
+
+	/**
+	 * One split.
+	 *
+	 * @param targets the targets in order
+	 * @param stickyCookie the affinity cookie's name, or {@code null}
+	 * @param override whether the split has an override header
+	 * @param overrideHeader the override header, to authenticated readers only, else
+	 * {@code null}
+	 * @param overrideTrustedNetworks how many networks are trusted to override
+	 * @param rollout the split's rollout, or {@code null} when it has none
+	 */
+	public record SplitReport(List<TargetReport> targets, @Nullable String stickyCookie, boolean override,
+			@Nullable String overrideHeader, int overrideTrustedNetworks, @Nullable RolloutReport rollout) {
+	}
+
+	/**
+	 * A split's rollout.
+	 *
+	 * @param target the target whose share ramps
+	 * @param state {@code progressing}, {@code paused}, {@code promoted} or
+	 * {@code rolled-back}
+	 * @param steps the target's percent at each step
+	 * @param step the index of the step in force (the one it was on, when rolled back)
+	 * @param percent the target's share of the split's traffic now
+	 * @param intervalMillis time on each step before it is judged
+	 * @param judgeInMillis time until the step is judged, when progressing; else
+	 * {@code null}
+	 * @param reason why it was rolled back, or {@code null}
+	 * @param canary what the target did on this step so far
+	 * @param others what the other targets did on this step so far
+	 * @param verdicts the latest decisions, oldest first
+	 */
+	public record RolloutReport(String target, String state, int[] steps, int step, int percent, long intervalMillis,
+			@Nullable Long judgeInMillis, @Nullable String reason, @Nullable WindowReport canary,
+			@Nullable WindowReport others, List<VerdictReport> verdicts) {
+	}
+
+	/**
+	 * What one side of a rollout's comparison did over an interval.
+	 *
+	 * @param requests attempts answered or failed
+	 * @param errors of them, failures as passive health counts them
+	 * @param p99Millis their 99th percentile latency to the end of the response
+	 */
+	public record WindowReport(long requests, long errors, double p99Millis) {
+	}
+
+	/**
+	 * One decision about a rollout.
+	 *
+	 * @param atMillis when, in milliseconds since the epoch
+	 * @param step the index of the step it was on
+	 * @param percent the target's share then
+	 * @param verdict {@code started}, {@code hold}, {@code next}, {@code promoted},
+	 * {@code rolled-back}, {@code paused} or {@code resumed}
+	 * @param reason why, or {@code null}
+	 * @param canary what the target did over the judged interval, or {@code null}
+	 * @param others what the other targets did, or {@code null}
+	 */
+	public record VerdictReport(long atMillis, int step, int percent, String verdict, @Nullable String reason,
+			@Nullable WindowReport canary, @Nullable WindowReport others) {
+	}
+
+	/**
+	 * One target of a split.
+	 *
+	 * @param service the target service id
+	 * @param weight its weight
+	 * @param percent its share of the split's traffic now, in percent (a rollout changes
+	 * it)
+	 * @param picks requests the split sent to it since it was configured
+	 */
+	public record TargetReport(String service, int weight, double percent, long picks) {
+	}
+
+	/**
+	 * The answer to a drain request (a write to {@code /actuator/gatewaylb/{service}}).
+	 *
+	 * @param service the service id
+	 * @param endpoint the endpoint's {@code host:port}
+	 * @param state {@code draining} or {@code healthy}
+	 */
+	public record DrainResult(String service, String endpoint, String state) {
+	}
+
+}
