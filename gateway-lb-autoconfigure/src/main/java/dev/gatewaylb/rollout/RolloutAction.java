@@ -62,10 +62,11 @@ public enum RolloutAction {
 	}
 
 	/**
-	 * Returns the verdict the action is shown as.
+	 * Returns the verdict the action is shown as. Not public: the action is API (the
+	 * {@link FleetDecisions} SPI names it), the verdict kinds are not.
 	 * @return the verdict kind
 	 */
-	public VerdictKind verdict() {
+	VerdictKind verdict() {
 		return this.verdict;
 	}
 
