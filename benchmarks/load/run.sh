@@ -3,6 +3,7 @@
 # in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
 #
 #   benchmarks/load/run.sh [all|throughput|slow|tail]     (default: all; tail is separate)
+#   benchmarks/load/run.sh --unpinned [throughput]        (the unpinned comparison, below)
 #
 # Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
 # (one JVM: two ports answer after FAST_MS, one after SLOW_MS), nginx as a proxy with an
@@ -31,6 +32,26 @@
 #   wrk corrects latencies for coordinated omission, which counts one 500 ms answer
 #   many times over; these targets are about answers, each counted once.
 #
+# --unpinned: nothing is pinned; each gateway JVM runs on every core with Reactor Netty's
+#   default event loops, as a gateway is deployed. Three gateways from the same jar: (b)
+#   plain, (c) the starter with its defaults, and (f) the starter with the plain gateway's
+#   effective settings (UNPINNED_SAME_SETTINGS: no header deadline, no retry), which
+#   separates what the starter's defaults cost from what its code costs. Each is warmed
+#   up under load until its JIT compiler threads go quiet (C1 and C2 CompilerThreads,
+#   from /proc/PID/task/*/stat, under JIT_QUIET_PERCENT% of one core over the last
+#   JIT_QUIET_SECONDS, at most JIT_WARMUP_MAX seconds), then measured in interleaved
+#   rounds (b, c, f, b, c, f...) of wrk -t1 -c$UNPINNED_CONNECTIONS. CPU per request is
+#   the gateway's utime + stime over the round (every thread, /proc/PID/stat) divided by
+#   the requests wrk counted; "others" is the CPU that processes other than this run's
+#   took during the round, in % of the machine. Prints the medians and the ratios c/b,
+#   f/b and c/f of requests/s, requests per CPU-second and p99 (median of the rounds' pair
+#   ratios, with their range). With PROFILE=cpu (or itimer, wall) one more round per
+#   gateway runs under async-profiler (tools.profiler:async-profiler from the local Maven
+#   repository, fetched there with mvn dependency:get if missing), written to
+#   $WORK/profile-<gateway>.collapsed and .html; PROFILE=jfr records a JDK Flight
+#   Recorder file instead. Profiled rounds are not in the table. CANDIDATE_JAR adds (g),
+#   the same gateway as (c) from another jar, measured in the same rounds (g/b, g/c).
+#
 # Needs java 17+, Maven, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl).
 # Builds the sample app's and the benchmarks' jars from the work tree first (SKIP_BUILD=true
 # to run the jars already in target/). Settings, all optional, from the environment:
@@ -43,6 +64,13 @@
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
 #   GATEWAY_JAVA_OPTS="-Xms512m -Xmx512m"
+#   QUIET_WAIT=30                   longest wait for an idle machine before each run (seconds)
+#   UNPINNED_CONNECTIONS=64 UNPINNED_DURATION=20 UNPINNED_ROUNDS=6       --unpinned
+#   JIT_WARMUP_MAX=120 JIT_QUIET_SECONDS=10 JIT_QUIET_PERCENT=1 JIT_STEP=5
+#   UNPINNED_SAME_SETTINGS="--gateway.lb.defaults.timeouts.response=0s --gateway.lb.defaults.retry.attempts=0"
+#   PROFILE=cpu|itimer|wall|jfr PROFILE_DURATION=20 ASYNC_PROFILER_VERSION=4.2
+#   CANDIDATE_JAR=path/to/sample-app.jar   --unpinned: a fourth gateway, (g), from another
+#                                   build (a change under test) with (c)'s settings
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,6 +93,7 @@ SLOW_MS=${SLOW_MS:-200}
 WARMUP_MIN=${WARMUP_MIN:-120}
 WARMUP_MAX=${WARMUP_MAX:-240}
 GATEWAY_JAVA_OPTS=${GATEWAY_JAVA_OPTS:-"-Xms512m -Xmx512m"}
+QUIET_WAIT=${QUIET_WAIT:-30}
 TAIL_CONNECTIONS=${TAIL_CONNECTIONS:-"4 16 64"}
 TAIL_DURATION=${TAIL_DURATION:-10}
 TAIL_WARMUP=${TAIL_WARMUP:-5}
@@ -85,9 +114,32 @@ NGINX_PROXY_PORT=18080
 PLAIN_PORT=18181
 STARTER_PORT=18182
 
+UNPINNED=false
+if [ "${1:-}" = --unpinned ]; then
+	UNPINNED=true
+	shift
+fi
+UNPINNED_CONNECTIONS=${UNPINNED_CONNECTIONS:-64}
+UNPINNED_DURATION=${UNPINNED_DURATION:-20}
+UNPINNED_ROUNDS=${UNPINNED_ROUNDS:-6}
+JIT_WARMUP_MAX=${JIT_WARMUP_MAX:-120}
+JIT_QUIET_SECONDS=${JIT_QUIET_SECONDS:-10}
+JIT_QUIET_PERCENT=${JIT_QUIET_PERCENT:-1}
+JIT_STEP=${JIT_STEP:-5}
+UNPINNED_SAME_SETTINGS=${UNPINNED_SAME_SETTINGS:-"--gateway.lb.defaults.timeouts.response=0s --gateway.lb.defaults.retry.attempts=0"}
+PROFILE=${PROFILE:-}
+PROFILE_DURATION=${PROFILE_DURATION:-20}
+ASYNC_PROFILER_VERSION=${ASYNC_PROFILER_VERSION:-4.2}
+CANDIDATE_JAR=${CANDIDATE_JAR:-}
+SAME_PORT=18183
+CANDIDATE_PORT=18184
+
 # Two cores or more: the load generator on one, the servers on another, so that wrk does
-# not take the gateway's CPU. On one core, no pinning.
-if [ "$(nproc)" -ge 2 ]; then
+# not take the gateway's CPU. On one core, or unpinned, no pinning.
+if [ "$UNPINNED" = true ]; then
+	LOADGEN=()
+	SERVER=()
+elif [ "$(nproc)" -ge 2 ]; then
 	LOADGEN_CPU=${LOADGEN_CPU:-0}
 	SERVER_CPU=${SERVER_CPU:-1}
 	LOADGEN=(taskset -c "$LOADGEN_CPU")
@@ -164,12 +216,12 @@ cpu_busy() { # percent of all CPUs busy over one second
 	echo $((100 - 100 * idle / (total > 0 ? total : 1)))
 }
 
-# Waits (at most 30 s) until the machine is idle apart from our idle servers: a build or
-# test run of someone else on the same cores would be measured as our latency. Leaves the
-# last reading in BUSY, which every result line carries.
+# Waits (at most QUIET_WAIT s) until the machine is idle apart from our idle servers: a
+# build or test run of someone else on the same cores would be measured as our latency.
+# Leaves the last reading in BUSY, which every result line carries.
 BUSY=0
 wait_quiet() {
-	for _ in $(seq 1 15); do
+	for _ in $(seq 1 $(((QUIET_WAIT + 1) / 2))); do
 		BUSY=$(cpu_busy)
 		[ "$BUSY" -lt 15 ] && return 0
 		log "machine busy (${BUSY}% CPU) before a run; waiting"
@@ -316,7 +368,9 @@ describe_machine() {
 	echo "java: $(java -version 2>&1 | head -1)"
 	echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' (work tree with changes)')"
 	echo "wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx: $(nginx -v 2>&1 | cut -d/ -f2)"
-	if [ ${#SERVER[@]} -gt 0 ]; then
+	if [ "$UNPINNED" = true ]; then
+		echo "pinning: none (--unpinned): wrk, backends and gateways share all $(nproc) CPUs"
+	elif [ ${#SERVER[@]} -gt 0 ]; then
 		echo "pinning: wrk on CPU $LOADGEN_CPU; backends, gateways and nginx on CPU $SERVER_CPU"
 	else
 		echo "pinning: none (one CPU)"
@@ -529,11 +583,244 @@ tail_table() { # tail_table SCENARIO CONNECTIONS
 	printf '%s\n' "${rows[@]}"
 }
 
+# --- --unpinned ---------------------------------------------------------------------
+
+compiler_ticks() { # compiler_ticks PID -> user + system clock ticks of the JVM's C1/C2 compiler threads
+	local total=0 task comm stat
+	for task in /proc/"$1"/task/*; do
+		comm=$(cat "$task/comm" 2>/dev/null) || continue
+		case $comm in
+			C1\ CompilerThre* | C2\ CompilerThre*) ;;
+			*) continue ;;
+		esac
+		stat=$(cat "$task/stat" 2>/dev/null) || continue
+		stat=${stat##*) }
+		read -ra stat <<<"$stat"
+		total=$((total + stat[11] + stat[12]))
+	done
+	echo "$total"
+}
+
+machine_ticks() { # machine_ticks -> "BUSY TOTAL" clock ticks of all CPUs since boot
+	local a i total=0
+	read -ra a < <(head -1 /proc/stat)
+	for i in 1 2 3 4 5 6 7 8; do
+		total=$((total + a[i]))
+	done
+	echo "$((total - a[4] - a[5])) $total"
+}
+
+children_ticks() { # children_ticks -> user + system clock ticks of this shell's waited-for children
+	local hz line
+	hz=$(getconf CLK_TCK)
+	line=$(times | tail -1)
+	awk -v hz="$hz" '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } printf "%.0f", t * hz }' <<<"$line"
+}
+
+# unpinned_run URL SECONDS PID -> "RESULT ... busy=N cpu=MICROS jit=PERCENT others=PERCENT"
+# cpu: the gateway's CPU per request over this run only; jit: its compiler threads, in %
+# of one core; others: CPU of processes that are not this run's (not the gateways, the
+# backend or wrk), in % of the machine, during the run.
+unpinned_run() {
+	local url=$1 seconds=$2 pid=$3
+	wait_quiet
+	local out=$WORK/wrk.out before after jit0 jit1 m0 m1 ours0 ours1 w0 w1
+	before=$(cpu_ticks "$pid")
+	jit0=$(compiler_ticks "$pid")
+	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
+	m0=$(machine_ticks)
+	w0=$(children_ticks)
+	local t0 t1
+	t0=$(date +%s%N)
+	wrk -t1 -c"$UNPINNED_CONNECTIONS" -d"$seconds"s --timeout 10s -s "$LOAD/report.lua" "$url" >"$out"
+	t1=$(date +%s%N)
+	w1=$(children_ticks)
+	m1=$(machine_ticks)
+	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
+	jit1=$(compiler_ticks "$pid")
+	after=$(cpu_ticks "$pid")
+	local line
+	line=$(grep '^RESULT' "$out")
+	awk -v t=$((after - before)) -v j=$((jit1 - jit0)) -v hz="$(getconf CLK_TCK)" -v n="$(field requests "$line")" \
+		-v ns=$((t1 - t0)) -v mb="${m1% *}" -v mb0="${m0% *}" -v mt="${m1#* }" -v mt0="${m0#* }" \
+		-v ours=$((ours1 - ours0 + w1 - w0)) -v line="$line" -v busy="$BUSY" 'BEGIN {
+			others = (mt > mt0) ? 100 * ((mb - mb0) - ours) / (mt - mt0) : 0
+			printf "%s busy=%d cpu=%.1f jit=%.1f others=%.0f\n", line, busy, (n > 0) ? t / hz * 1e6 / n : 0,
+				100 * j / hz / (ns / 1e9), (others > 0) ? others : 0 }'
+}
+
+# Loads a gateway in JIT_STEP rounds until its compiler threads used less than
+# JIT_QUIET_PERCENT of one core over the last JIT_QUIET_SECONDS, or JIT_WARMUP_MAX passed.
+warm_up_jit() { # warm_up_jit NAME URL PID
+	local name=$1 url=$2 pid=$3 elapsed=0 line quiet_needed recent=()
+	quiet_needed=$(((JIT_QUIET_SECONDS + JIT_STEP - 1) / JIT_STEP))
+	while [ "$elapsed" -lt "$JIT_WARMUP_MAX" ]; do
+		line=$(unpinned_run "$url" "$JIT_STEP" "$pid")
+		elapsed=$((elapsed + JIT_STEP))
+		recent+=("$(field jit "$line")")
+		log "warm-up $name ${elapsed}s: $(field rps "$line") requests/s, $(field cpu "$line") us/request, compiler $(field jit "$line")% of a core"
+		if [ "${#recent[@]}" -ge "$quiet_needed" ] &&
+			printf '%s\n' "${recent[@]: -$quiet_needed}" | awk -v q="$JIT_QUIET_PERCENT" '{ s += $1 } END { exit !(s / NR < q) }'; then
+			log "warm-up $name: compiler quiet after ${elapsed}s"
+			WARMED[$name]=$elapsed
+			return 0
+		fi
+	done
+	log "warm-up $name: compiler still busy after ${JIT_WARMUP_MAX}s; measuring anyway"
+	WARMED[$name]="${elapsed} (not quiet)"
+}
+
+async_profiler_lib() { # -> path of libasyncProfiler.so, extracted from the local Maven repository
+	local jar=$HOME/.m2/repository/tools/profiler/async-profiler/$ASYNC_PROFILER_VERSION/async-profiler-$ASYNC_PROFILER_VERSION.jar
+	local arch
+	arch=$(uname -m | sed 's/x86_64/x64/;s/aarch64/arm64/')
+	if [ ! -f "$jar" ]; then
+		log "fetching tools.profiler:async-profiler:$ASYNC_PROFILER_VERSION into the local Maven repository"
+		mvn -B -q dependency:get -Dartifact="tools.profiler:async-profiler:$ASYNC_PROFILER_VERSION" >&2
+	fi
+	mkdir -p "$WORK/async-profiler"
+	(cd "$WORK/async-profiler" && unzip -o -q "$jar" "linux-$arch/libasyncProfiler.so")
+	echo "$WORK/async-profiler/linux-$arch/libasyncProfiler.so"
+}
+
+# One more round of load under the profiler: async-profiler attached with jcmd (no agent
+# at start-up, so the measured rounds run without it), or a JFR recording.
+profile_round() { # profile_round NAME URL PID
+	local name=$1 url=$2 pid=$3 line
+	case $PROFILE in
+		jfr)
+			jcmd "$pid" JFR.start name=bench settings=profile filename="$WORK/profile-$name.jfr" >/dev/null
+			line=$(unpinned_run "$url" "$PROFILE_DURATION" "$pid")
+			jcmd "$pid" JFR.stop name=bench >/dev/null
+			;;
+		*)
+			local lib
+			lib=$(async_profiler_lib)
+			# Quoted: jcmd would take the options' '=' for arguments of its own.
+			jcmd "$pid" JVMTI.agent_load "$lib" "\"start,event=$PROFILE,interval=1ms,cstack=vm\"" >/dev/null
+			line=$(unpinned_run "$url" "$PROFILE_DURATION" "$pid")
+			jcmd "$pid" JVMTI.agent_load "$lib" "\"stop,collapsed,file=$WORK/profile-$name.collapsed\"" >/dev/null
+			jcmd "$pid" JVMTI.agent_load "$lib" "\"flamegraph,file=$WORK/profile-$name.html\"" >/dev/null
+			;;
+	esac
+	log "profiled $name ($PROFILE): $line"
+	echo "| $name | $(field rps "$line") | $(field cpu "$line") | $(field others "$line") | $WORK/profile-$name.$([ "$PROFILE" = jfr ] && echo jfr || echo collapsed) |"
+}
+
+unpinned() {
+	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
+	start_nginx backend "	server {
+		listen 127.0.0.1:${BACKEND_PORTS[0]};
+		listen 127.0.0.1:${BACKEND_PORTS[1]};
+		listen 127.0.0.1:${BACKEND_PORTS[2]};
+		location / { default_type text/plain; return 200 \"ok\n\"; }
+	}"
+	BACKEND_PID=$LAST_PID
+	log "gateways: (b) plain on $PLAIN_PORT, (c) the starter on $STARTER_PORT, (f) the starter with $UNPINNED_SAME_SETTINGS on $SAME_PORT"
+	local -A pid=() url=()
+	local targets=(b c f)
+	start_gateway plain "$PLAIN_PORT" --gateway.lb.enabled=false
+	pid[b]=$LAST_PID
+	start_gateway starter "$STARTER_PORT"
+	pid[c]=$LAST_PID
+	# shellcheck disable=SC2086
+	start_gateway same "$SAME_PORT" $UNPINNED_SAME_SETTINGS
+	pid[f]=$LAST_PID
+	url[b]=http://127.0.0.1:$PLAIN_PORT/bench/
+	url[c]=http://127.0.0.1:$STARTER_PORT/bench/
+	url[f]=http://127.0.0.1:$SAME_PORT/bench/
+	if [ -n "$CANDIDATE_JAR" ]; then
+		# A change measured beside the work tree's: the same settings as (c), another jar.
+		cp "$CANDIDATE_JAR" "$WORK/candidate.jar"
+		SAMPLE_JAR=$WORK/candidate.jar start_gateway candidate "$CANDIDATE_PORT"
+		pid[g]=$LAST_PID
+		url[g]=http://127.0.0.1:$CANDIDATE_PORT/bench/
+		targets+=(g)
+	fi
+	await "http://127.0.0.1:${BACKEND_PORTS[0]}/" backend
+	for target in "${targets[@]}"; do
+		await "${url[$target]}" "gateway-$target"
+	done
+	OUR_PIDS=("$BACKEND_PID" $(pgrep -P "$BACKEND_PID" || true))
+	for target in "${targets[@]}"; do
+		OUR_PIDS+=("${pid[$target]}")
+	done
+	declare -gA WARMED=()
+	for target in "${targets[@]}"; do
+		warm_up_jit "$target" "${url[$target]}" "${pid[$target]}"
+	done
+	local -A results=()
+	for round in $(seq 1 "$UNPINNED_ROUNDS"); do
+		for target in "${targets[@]}"; do
+			local line
+			line=$(unpinned_run "${url[$target]}" "$UNPINNED_DURATION" "${pid[$target]}")
+			log "round $round $target: $line"
+			results[$target]+="$line"$'\n'
+		done
+	done
+	local profiled=()
+	if [ -n "$PROFILE" ]; then
+		for target in "${targets[@]}"; do
+			profiled+=("$(profile_round "$target" "${url[$target]}" "${pid[$target]}")")
+		done
+	fi
+
+	echo
+	echo "## Unpinned: wrk -t1 -c$UNPINNED_CONNECTIONS, ${UNPINNED_DURATION}s x $UNPINNED_ROUNDS interleaved rounds (medians), nothing pinned"
+	echo
+	echo "| target | warm-up s | requests/s | p50 ms | p99 ms | CPU us/request | compiler % of a core | errors | rounds: requests/s, us/request (busy before %, others during %) |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	local -A names=([b]="(b) plain Spring Cloud Gateway lb://, SCLB round-robin" [c]="(c) with gateway-lb, defaults"
+		[f]="(f) with gateway-lb, $UNPINNED_SAME_SETTINGS" [g]="(g) with gateway-lb from $CANDIDATE_JAR, defaults")
+	for target in "${targets[@]}"; do
+		local lines=${results[$target]} errors all
+		errors=$(paste <(field errors "$lines") <(field non2xx "$lines") | awk '{ s += $1 + $2 } END { print s + 0 }')
+		all=$(paste -d' ' <(field rps "$lines") <(field cpu "$lines") <(field busy "$lines") <(field others "$lines") |
+			awk '{ printf "%s%s, %s (%s, %s)", (NR > 1 ? "; " : ""), $1, $2, $3, $4 }')
+		echo "| ${names[$target]} | ${WARMED[$target]} | $(field rps "$lines" | median) | $(ms "$(field p50 "$lines" | median)") | $(ms "$(field p99 "$lines" | median)") | $(field cpu "$lines" | median) | $(field jit "$lines" | median) | $errors | $all |"
+	done
+	echo
+	echo "| ratio (median of the rounds' pairs, min to max) | requests/s | requests per CPU-second | p99 |"
+	echo "|---|---|---|---|"
+	local pair
+	local pairs=("c b" "f b" "c f")
+	if [ -n "$CANDIDATE_JAR" ]; then
+		pairs+=("g b" "g c")
+	fi
+	for pair in "${pairs[@]}"; do
+		read -r x y <<<"$pair"
+		echo "| $x/$y | $(pair_ratios rps "${results[$x]}" "${results[$y]}") | $(pair_ratios cpu "${results[$y]}" "${results[$x]}") | $(pair_ratios p99 "${results[$x]}" "${results[$y]}") |"
+	done
+	if [ ${#profiled[@]} -gt 0 ]; then
+		echo
+		echo "Profiled rounds ($PROFILE, ${PROFILE_DURATION}s each, after the table's rounds):"
+		echo
+		echo "| target | requests/s | CPU us/request | others % | profile |"
+		echo "|---|---|---|---|---|"
+		printf '%s\n' "${profiled[@]}"
+	fi
+}
+
+pair_ratios() { # pair_ratios FIELD LINES-A LINES-B -> "median (min-max)" of A/B per round
+	paste <(field "$1" "$2") <(field "$1" "$3") | awk '$2 > 0 { print $1 / $2 }' | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit } printf "%.3f (%.3f-%.3f)", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+
 main() {
 	local what=${1:-all}
+	if [ "$UNPINNED" = true ]; then
+		case "$what" in
+			all | throughput) ;;
+			*) echo "usage: $0 --unpinned [throughput]" >&2; exit 2 ;;
+		esac
+		require
+		describe_machine
+		unpinned
+		return
+	fi
 	case "$what" in
 		all | throughput | slow | tail) ;;
-		*) echo "usage: $0 [all|throughput|slow|tail]" >&2; exit 2 ;;
+		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail]" >&2; exit 2 ;;
 	esac
 	require
 	if [ "$what" = tail ]; then

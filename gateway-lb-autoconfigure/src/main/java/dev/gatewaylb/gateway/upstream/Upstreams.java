@@ -17,7 +17,8 @@ import io.netty.channel.ChannelOption;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import org.jspecify.annotations.Nullable;
-import reactor.netty.NettyPipeline;
+import reactor.netty.Connection;
+import reactor.netty.ConnectionObserver;
 import reactor.netty.http.Http11SslContextSpec;
 import reactor.netty.http.Http2SslContextSpec;
 import reactor.netty.http.HttpProtocol;
@@ -142,6 +143,8 @@ public final class Upstreams {
 	private static HttpClient observed(HttpClient client, UpstreamSettings settings) {
 		Duration headerDeadline = settings.responseTimeout().isZero() ? null : settings.responseTimeout();
 		long bodyIdleMillis = settings.bodyIdleTimeout().toMillis();
+		// The attempt is looked up in the request's context once, when the request is
+		// prepared; the later callbacks find it on the channel (UpstreamCall).
 		return client.doOnRequest((request, connection) -> {
 			UpstreamObserver observer = UpstreamObserver.in(request.currentContextView());
 			// From the request's last byte to the headers: the wait for a connection is
@@ -149,35 +152,42 @@ public final class Upstreams {
 			// charged to an endpoint it has not reached.
 			Duration deadline = (observer != null) ? observer.requestPrepared(connection.channel().eventLoop())
 					: headerDeadline;
-			if (deadline != null) {
-				request.responseTimeout(deadline);
-			}
+			UpstreamCall.prepared(request, connection.channel(), observer, deadline);
 		}).doAfterRequest((request, connection) -> {
-			UpstreamObserver observer = UpstreamObserver.in(request.currentContextView());
-			if (observer != null) {
-				observer.requestSent();
+			UpstreamCall call = UpstreamCall.of(request, connection.channel());
+			if (call != null) {
+				call.sent();
 			}
 		}).doOnResponse((response, connection) -> {
-			// The header deadline ends with the headers; the body has its own idle limit.
-			connection.removeHandler(NettyPipeline.ResponseTimeoutHandler);
 			if (bodyIdleMillis > 0) {
 				// Netty removes the handler when the connection goes back to the pool.
 				connection.addHandlerLast("gatewayLbBodyIdle",
 						new ReadTimeoutHandler(bodyIdleMillis, TimeUnit.MILLISECONDS));
 			}
-			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
-			if (observer != null) {
-				observer.responseReceived(response.status().code());
+			UpstreamCall call = UpstreamCall.of(response, connection.channel());
+			if (call != null) {
+				// The header deadline ends with the headers; the body has its own idle
+				// limit.
+				call.headers(response.status().code());
 			}
 		}).doAfterResponseSuccess((response, connection) -> {
-			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
+			UpstreamCall call = UpstreamCall.end(response, connection.channel());
+			UpstreamObserver observer = (call != null) ? call.observer() : null;
 			if (observer != null) {
 				observer.responseCompleted();
 			}
 		}).doOnResponseError((response, error) -> {
-			UpstreamObserver observer = UpstreamObserver.in(response.currentContextView());
+			UpstreamCall call = (response instanceof Connection connection)
+					? UpstreamCall.end(response, connection.channel()) : null;
+			UpstreamObserver observer = (call != null) ? call.observer() : null;
 			if (observer != null) {
 				observer.responseFailed(error);
+			}
+		}).observe((connection, state) -> {
+			if (state == ConnectionObserver.State.DISCONNECTING || state == ConnectionObserver.State.RELEASED) {
+				// However the request ended (an error before its headers reaches no
+				// callback above), its deadline must not wait in the event loop's queue.
+				UpstreamCall.forget(connection.channel());
 			}
 		});
 	}
