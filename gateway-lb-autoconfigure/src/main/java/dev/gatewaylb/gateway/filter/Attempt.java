@@ -83,8 +83,6 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	private volatile int status;
 
-	private volatile long sentNanos;
-
 	@SuppressWarnings("unused") // accessed through SETTLED
 	private volatile Outcome.@Nullable Kind settled;
 
@@ -124,21 +122,12 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	}
 
 	/**
-	 * Returns when the request was sent, by the balancer clock: read only when a retry
-	 * deadline, a latency sample, a hedge or a rollout needs it.
-	 * @return the time, or 0 if not sent or not read
-	 */
-	long sentNanos() {
-		return this.sentNanos;
-	}
-
-	/**
-	 * Returns when the exchange's first request was sent: this attempt's, if it was the
-	 * first.
-	 * @return the time, or 0 if not sent or not read
+	 * Returns when the exchange's first request was sent: this attempt's
+	 * ({@link #startNanos()}), if it was the first.
+	 * @return the time, or 0 if not sent or the clock was not needed
 	 */
 	long firstSentOfExchangeNanos() {
-		return (this.firstSentNanos != 0) ? this.firstSentNanos : this.sentNanos;
+		return (this.firstSentNanos != 0) ? this.firstSentNanos : startNanos();
 	}
 
 	/**
@@ -160,13 +149,11 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 		this.phase = Outcome.Phase.SENDING;
 		boolean retries = this.runtime.settings().retry().attempts() > 0;
 		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.rollout != null;
+		// The clock is read only when a retry's deadline, a latency sample, a hedge or a
+		// rollout needs the time; it is then when the request left, the latency sample's
+		// start.
 		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtime.nanoTime() : 0;
-		if (latency) {
-			start(now);
-		}
-		if (now != 0) {
-			this.sentNanos = now;
-		}
+		start(now);
 		if (this.firstSentNanos == 0 && retries) {
 			// Once per exchange: the first request sent is what the budget is a share of.
 			this.runtime.budget().requested(now);
