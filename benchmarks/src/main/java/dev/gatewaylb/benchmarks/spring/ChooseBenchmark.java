@@ -57,10 +57,10 @@ import org.springframework.util.LinkedMultiValueMap;
  * </ul>
  * What a gateway route pays gateway-lb per request is not here: routes no longer go
  * through {@code choose}, and {@code dev.gatewaylb.gateway.filter.RequestPathBenchmark}
- * measures their pick, lease, attempt and release beside
- * {@code RoundRobinLoadBalancer.choose()}. Two rows of earlier versions are gone with
- * their subject: {@code gatewayLbRegistry} (the pick without the {@code Mono},
- * {@code BalancerRegistry.choose}, which no longer exists) and
+ * (in gateway-lb-autoconfigure's test tree) measures their pick, lease, attempt and
+ * release beside {@code RoundRobinLoadBalancer.choose()}. Two rows of earlier versions
+ * are gone with their subject: {@code gatewayLbRegistry} (the pick without the
+ * {@code Mono}, {@code BalancerRegistry.choose}, which no longer exists) and
  * {@code gatewayLbChooseResolvedSupplier} (a {@code ServiceBalancer} whose supplier
  * lookup was resolved up front; it now reads its runtime, not a supplier).
  * <p>
