@@ -42,6 +42,10 @@ import reactor.util.context.ContextView;
  * timer is cancelled the same way: written before {@code live} is read again. The
  * exchange itself (its lease, its attributes, its endpoints tried) is touched only by the
  * thread that decided, which goes on with it.
+ * <p>
+ * Longer than most classes here on purpose: the state machine and the argument that it is
+ * safe under concurrency are kept in one class, so that every transition can be read
+ * against the one int it changes.
  */
 final class HedgedRace {
 

@@ -64,6 +64,13 @@ import org.springframework.web.util.UriComponentsBuilder;
  * reactive chain, so the fields here need no synchronization; the only step that runs
  * while another thread could act is a hedged round, whose race keeps to its own state and
  * hands its result back here ({@link HedgedRace}).
+ * <p>
+ * Longer than most classes here on purpose: the loop above (resolve, pick, send, decide,
+ * re-pick, retry, answer) and the per-exchange memos it reads are kept in one class so
+ * that a reader follows a request in one place, as docs/request-path.md draws it. What
+ * does not need the exchange's state lives beside it: the deadline ({@link Deadline}),
+ * the retry rule ({@link RetryPolicy}), the gateway's own answers
+ * ({@link GatewayAnswer}).
  */
 final class ProxiedExchange {
 
@@ -273,7 +280,7 @@ final class ProxiedExchange {
 		if (!response.isCommitted() && mayRetry(runtime, kind, 0)) {
 			return retry(attempt, runtime);
 		}
-		return answer(kind, runtime.id(), error);
+		return GatewayAnswer.write(this.exchange, kind, runtime.id(), error);
 	}
 
 	private boolean mayRetry(ServiceRuntime runtime, Outcome.Kind kind, int status) {
@@ -531,23 +538,6 @@ final class ProxiedExchange {
 	}
 
 	/**
-	 * Returns how many retries this exchange has made (a re-pick after a closing pool is
-	 * not one).
-	 * @return the retries
-	 */
-	int retries() {
-		return this.retries;
-	}
-
-	/**
-	 * Returns the time the exchange's first request was sent, 0 if not known.
-	 * @return nanoseconds
-	 */
-	long firstSentNanos() {
-		return this.firstSentNanos;
-	}
-
-	/**
 	 * Returns whether a request may get a backup: one that may be sent twice (the retry
 	 * rule: an idempotent method, no body), and not a WebSocket upgrade.
 	 */
@@ -560,29 +550,6 @@ final class ProxiedExchange {
 	 */
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
 		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + runtime.id());
-	}
-
-	/**
-	 * Writes a failure the gateway answers itself as a small JSON body, unless the
-	 * response is already on its way.
-	 */
-	private Mono<Void> answer(Outcome.Kind kind, String service, Throwable error) {
-		HttpStatus status = kind.status();
-		ServerHttpResponse response = this.exchange.getResponse();
-		if (status == null || response.isCommitted()) {
-			return Mono.error(error);
-		}
-		ServerWebExchangeUtils.reset(this.exchange);
-		response.setStatusCode(status);
-		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
-		if (kind == Outcome.Kind.REQUEST_BODY_IDLE) {
-			// The rest of the body may still be on its way, and a client this slow
-			// should not keep the connection: close it, as RFC 9110 says of a 408.
-			response.getHeaders().set(HttpHeaders.CONNECTION, "close");
-		}
-		String body = "{\"status\":" + status.value() + ",\"error\":\"" + kind.error() + "\",\"service\":\""
-				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body.getBytes(StandardCharsets.UTF_8))));
 	}
 
 }
