@@ -124,7 +124,9 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 	}
 
 	private Answer get(String accept) {
-		return HttpClient.create()
+		// A connection of its own per request, as curl makes: no pooled connection the
+		// server may have closed in between to wait on.
+		return HttpClient.newConnection()
 			.headers((headers) -> headers.set("Accept", accept))
 			.get()
 			.uri("http://127.0.0.1:" + this.port + "/actuator/gatewaylb")
