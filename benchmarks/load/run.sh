@@ -318,7 +318,8 @@ start_gateway() { # start_gateway NAME PORT [ARGS...]
 		--bench.slow1="${DELAY_PORTS[0]}" --bench.slow2="${DELAY_PORTS[1]}" --bench.slow3="${DELAY_PORTS[2]}" "$@"
 }
 
-start_all() {
+# The fast backend every mode routes to: nginx answering "ok" on three ports.
+start_fast_backend() {
 	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
 	start_nginx backend "	server {
 		listen 127.0.0.1:${BACKEND_PORTS[0]};
@@ -327,6 +328,10 @@ start_all() {
 		location / { default_type text/plain; return 200 \"ok\n\"; }
 	}"
 	BACKEND_PID=$LAST_PID
+}
+
+start_all() {
+	start_fast_backend
 	start_nginx proxy "	upstream bench {
 		server 127.0.0.1:${BACKEND_PORTS[0]};
 		server 127.0.0.1:${BACKEND_PORTS[1]};
@@ -708,14 +713,7 @@ profile_round() { # profile_round NAME URL PID
 }
 
 unpinned() {
-	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
-	start_nginx backend "	server {
-		listen 127.0.0.1:${BACKEND_PORTS[0]};
-		listen 127.0.0.1:${BACKEND_PORTS[1]};
-		listen 127.0.0.1:${BACKEND_PORTS[2]};
-		location / { default_type text/plain; return 200 \"ok\n\"; }
-	}"
-	BACKEND_PID=$LAST_PID
+	start_fast_backend
 	log "gateways: (b) plain on $PLAIN_PORT, (c) the starter on $STARTER_PORT, (f) the starter with $UNPINNED_SAME_SETTINGS on $SAME_PORT"
 	local -A pid=() url=()
 	local targets=(b c f)
