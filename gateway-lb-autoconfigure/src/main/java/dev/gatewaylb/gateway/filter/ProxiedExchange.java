@@ -376,7 +376,7 @@ final class ProxiedExchange {
 	void route(ServerWebExchange exchange, Attempt attempt) {
 		Member member = attempt.member();
 		exchange.getAttributes().put(Attempt.ATTRIBUTE, attempt);
-		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, endpointUrl(exchange, member));
+		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, endpointUrl(member));
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR, member.response());
 		if (this.schemePrefix != null) {
 			// Resolved: the gateway's load-balancer filter must not resolve it again.
@@ -397,10 +397,14 @@ final class ProxiedExchange {
 	 * Returns the request's URL with the endpoint's scheme, host and port: what Spring
 	 * Cloud Gateway's load-balancer filter would make of it. The scheme is the endpoint's
 	 * ({@code https} when it is secure), or the route's own after an {@code lb:} prefix
-	 * ({@code lb:ws://}).
+	 * ({@code lb:ws://}). The path and query are those of the {@code lb://} URL the
+	 * gateway's route-to-request-URL filter built, not the request's as the client sent
+	 * it: that filter rebuilds them (an empty {@code ?} and empty query parameters
+	 * dropped, {@code //} collapsed) and the load-balancer filter keeps what it built, so
+	 * a backend sees the same target with the starter as without it.
 	 */
-	private URI endpointUrl(ServerWebExchange exchange, Member member) {
-		URI original = exchange.getRequest().getURI();
+	private URI endpointUrl(Member member) {
+		URI original = this.url;
 		String scheme = (this.schemePrefix != null) ? this.url.getScheme() : (member.secure() ? "https" : "http");
 		String path = original.getRawPath();
 		String query = original.getRawQuery();
