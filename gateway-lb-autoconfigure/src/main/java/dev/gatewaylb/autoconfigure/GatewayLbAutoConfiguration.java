@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
+import dev.gatewaylb.actuate.GatewayLbHealthIndicator;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
@@ -56,6 +57,8 @@ import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Scope;
@@ -95,6 +98,23 @@ public final class GatewayLbAutoConfiguration {
 	@Bean
 	static ScheduledControlThread gatewayLbControlThread() {
 		return new ScheduledControlThread();
+	}
+
+	/**
+	 * The {@code gatewayLb} health indicator, when actuator's health is on the class
+	 * path: DOWN when a background loop is stuck
+	 * ({@code management.health.gatewaylb.enabled: false} turns it off).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnEnabledHealthIndicator("gatewaylb")
+	static class HealthConfiguration {
+
+		@Bean
+		GatewayLbHealthIndicator gatewayLbHealthIndicator(ScheduledControlThread control) {
+			return new GatewayLbHealthIndicator(control);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

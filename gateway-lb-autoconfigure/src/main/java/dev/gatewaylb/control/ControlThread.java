@@ -1,6 +1,7 @@
 package dev.gatewaylb.control;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
@@ -12,8 +13,9 @@ import java.util.function.Supplier;
  * touch needs no lock; each runs on whatever inputs are newest when it runs, so an older
  * input never overwrites a newer one.
  * <p>
- * A task that throws is logged and the others go on; a periodic job keeps its schedule.
- * Once the thread has stopped nothing runs any more, and tasks given to it are dropped.
+ * A task that throws, whatever it throws ({@link Error}s too), is logged and the others
+ * go on; a periodic job keeps its schedule. Once the thread has stopped nothing runs any
+ * more, and tasks given to it are dropped.
  * <p>
  * {@link #nanoTime()} is the clock the thread schedules by, the same clock as the
  * balancers', the ejections' and the rollouts': a test that replaces the thread moves
@@ -67,6 +69,36 @@ public interface ControlThread extends Executor {
 	 * @return nanoseconds, comparable only with other readings of this clock
 	 */
 	long nanoTime();
+
+	/**
+	 * Returns the named jobs of {@link #every} that are not cancelled, each with when its
+	 * last run ended: what tells a job that runs from one stuck (a health indicator reads
+	 * it from any thread).
+	 * @return the jobs, in the order they were started
+	 */
+	List<JobStatus> jobStatuses();
+
+	/**
+	 * A named job as it stands.
+	 *
+	 * @param name the job's name
+	 * @param interval its interval
+	 * @param lastEndedNanos when its last run ended, by {@link #nanoTime()}; when it was
+	 * started if it has not run yet
+	 * @param failures how many of its runs threw
+	 */
+	record JobStatus(String name, Duration interval, long lastEndedNanos, long failures) {
+
+		/**
+		 * Returns how long ago the job's last run ended.
+		 * @param nowNanos the clock's current time
+		 * @return the age
+		 */
+		public Duration age(long nowNanos) {
+			return Duration.ofNanos(Math.max(0, nowNanos - this.lastEndedNanos));
+		}
+
+	}
 
 	/**
 	 * A scheduled job or task.

@@ -1,7 +1,9 @@
 package dev.gatewaylb.control;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -38,6 +40,8 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 
 	private final ScheduledThreadPoolExecutor executor;
 
+	private final List<NamedJob> jobs = new CopyOnWriteArrayList<>();
+
 	private volatile @Nullable Thread thread;
 
 	private volatile boolean stopped;
@@ -70,10 +74,33 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 		if (nanos <= 0) {
 			throw new IllegalArgumentException("interval: " + interval + " (expected: > 0)");
 		}
-		Runnable guarded = guarded(name, job);
+		NamedJob named = new NamedJob(name, interval, System.nanoTime());
+		Runnable guarded = guarded(name, () -> {
+			try {
+				job.run();
+			}
+			catch (Throwable ex) {
+				named.failures++;
+				throw ex;
+			}
+			finally {
+				named.lastEndedNanos = System.nanoTime();
+			}
+		});
 		Future<?>[] future = new Future<?>[1];
+		this.jobs.add(named);
 		submit(() -> future[0] = this.executor.scheduleWithFixedDelay(guarded, nanos, nanos, TimeUnit.NANOSECONDS));
-		return () -> cancel(future[0]);
+		return () -> {
+			this.jobs.remove(named);
+			cancel(future[0]);
+		};
+	}
+
+	@Override
+	public List<JobStatus> jobStatuses() {
+		return this.jobs.stream()
+			.map((job) -> new JobStatus(job.name, job.interval, job.lastEndedNanos, job.failures))
+			.toList();
 	}
 
 	@Override
@@ -185,7 +212,10 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 
 	/**
 	 * Returns the task, made to do nothing once the thread stopped and to log its failure
-	 * instead of ending a job's schedule.
+	 * instead of ending a job's schedule. Whatever it throws: an executor ends a periodic
+	 * job's schedule for good, silently, at its first throw, and an {@link Error} (a
+	 * class that could not be loaded, a stack overflow in a listener) must not stop the
+	 * discovery poll or the rollout tick for the rest of the process's life.
 	 */
 	private Runnable guarded(String name, Runnable task) {
 		Objects.requireNonNull(task, "task");
@@ -196,10 +226,32 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 			try {
 				task.run();
 			}
-			catch (RuntimeException ex) {
+			catch (Throwable ex) {
 				logger.log(System.Logger.Level.ERROR, "gateway-lb control " + name + " failed", ex);
 			}
 		};
+	}
+
+	/**
+	 * A named job's state: written by the control thread only, read by any.
+	 */
+	private static final class NamedJob {
+
+		final String name;
+
+		final Duration interval;
+
+		volatile long lastEndedNanos;
+
+		// One writer, the control thread: a plain increment of a volatile is safe.
+		volatile long failures;
+
+		NamedJob(String name, Duration interval, long startedNanos) {
+			this.name = name;
+			this.interval = interval;
+			this.lastEndedNanos = startedNanos;
+		}
+
 	}
 
 }

@@ -10,6 +10,7 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.control.Separately;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +42,8 @@ public final class SplitRollouts {
 	private static final System.Logger logger = System.getLogger(SplitRollouts.class.getName());
 
 	private final ControlThread control;
+
+	private final Separately separately = new Separately("rollout-tick");
 
 	private final LongSupplier epochMillis;
 
@@ -237,44 +240,45 @@ public final class SplitRollouts {
 
 	private void tick() {
 		long now = this.control.nanoTime();
-		for (RolloutTrack track : this.tracks.values()) {
-			if (!track.isJudging()) {
-				// Paused or ended: nothing records, and entering that state emptied the
-				// windows.
-				continue;
+		this.separately.forEach(this.tracks.values(), RolloutTrack::split, (track) -> judge(track, now));
+	}
+
+	private void judge(RolloutTrack track, long now) {
+		if (!track.isJudging()) {
+			// Paused or ended: nothing records, and entering that state emptied the
+			// windows.
+			return;
+		}
+		RolloutTrack.Windows windows = track.drain();
+		Judgement judgement = Rollout.judge(track.plan(), track.status(), windows.canary(), windows.others(), now);
+		Rollout.Status next = judgement.status();
+		switch (judgement.kind()) {
+			case NOT_DUE -> {
 			}
-			RolloutTrack.Windows windows = track.drain();
-			Judgement judgement = Rollout.judge(track.plan(), track.status(), windows.canary(), windows.others(), now);
-			Rollout.Status next = judgement.status();
-			switch (judgement.kind()) {
-				case NOT_DUE -> {
-				}
-				case HOLD -> {
-					verdict(track, VerdictKind.HOLD, "fewer than min-requests canary requests", windows);
-					track.hold(next);
-				}
-				case NEXT -> {
-					verdict(track, VerdictKind.NEXT, null, windows);
-					enter(track, next);
-					logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
-							+ track.split() + " moved on to " + next.percent() + "%");
-				}
-				case PROMOTED -> {
-					verdict(track, VerdictKind.PROMOTED, null, windows);
-					enter(track, next);
-					logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
-							+ track.split() + " is promoted at " + next.percent() + "%");
-					this.fleet.get()
-						.rollout(track.split(), track.plan().fingerprint(), RolloutAction.PROMOTE, "promoted");
-				}
-				case ROLLED_BACK -> {
-					verdict(track, VerdictKind.ROLLED_BACK, next.reason(), windows);
-					enter(track, next);
-					logger.log(System.Logger.Level.WARNING, "Rolled back " + track.plan().target() + " in split "
-							+ track.split() + ": " + next.reason());
-					this.fleet.get()
-						.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason());
-				}
+			case HOLD -> {
+				verdict(track, VerdictKind.HOLD, "fewer than min-requests canary requests", windows);
+				track.hold(next);
+			}
+			case NEXT -> {
+				verdict(track, VerdictKind.NEXT, null, windows);
+				enter(track, next);
+				logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
+						+ track.split() + " moved on to " + next.percent() + "%");
+			}
+			case PROMOTED -> {
+				verdict(track, VerdictKind.PROMOTED, null, windows);
+				enter(track, next);
+				logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
+						+ track.split() + " is promoted at " + next.percent() + "%");
+				this.fleet.get().rollout(track.split(), track.plan().fingerprint(), RolloutAction.PROMOTE, "promoted");
+			}
+			case ROLLED_BACK -> {
+				verdict(track, VerdictKind.ROLLED_BACK, next.reason(), windows);
+				enter(track, next);
+				logger.log(System.Logger.Level.WARNING,
+						"Rolled back " + track.plan().target() + " in split " + track.split() + ": " + next.reason());
+				this.fleet.get()
+					.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason());
 			}
 		}
 	}

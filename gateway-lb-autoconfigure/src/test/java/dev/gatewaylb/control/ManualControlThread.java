@@ -31,7 +31,9 @@ public final class ManualControlThread implements ControlThread {
 
 	private long sequence;
 
-	private boolean running;
+	private boolean runningDue;
+
+	private final List<Entry> started = new ArrayList<>();
 
 	private boolean stopped;
 
@@ -54,7 +56,9 @@ public final class ManualControlThread implements ControlThread {
 			throw new IllegalArgumentException("interval: " + interval + " (expected: > 0)");
 		}
 		Entry entry = new Entry(this.clock.get() + interval.toNanos(), this.sequence++, interval.toNanos(), name, job);
+		entry.lastEndedNanos = this.clock.get();
 		add(entry);
+		this.started.add(entry);
 		this.jobs.add(name + " every " + interval.toMillis() + "ms");
 		return () -> cancel(entry);
 	}
@@ -89,10 +93,10 @@ public final class ManualControlThread implements ControlThread {
 	 */
 	public int runDue() {
 		synchronized (this) {
-			if (this.running) {
+			if (this.runningDue) {
 				return 0;
 			}
-			this.running = true;
+			this.runningDue = true;
 		}
 		int ran = 0;
 		RuntimeException failure = null;
@@ -103,12 +107,14 @@ public final class ManualControlThread implements ControlThread {
 				try {
 					entry.task.run();
 				}
-				catch (RuntimeException ex) {
+				catch (RuntimeException | Error ex) {
+					entry.failures++;
 					if (failure == null) {
 						failure = new IllegalStateException(entry.name + " failed", ex);
 					}
 				}
 				synchronized (this) {
+					entry.lastEndedNanos = this.clock.get();
 					if (entry.intervalNanos > 0 && !entry.cancelled && !this.stopped) {
 						// Due again one interval from now, which is never now: a clock
 						// that jumped runs the job once, not once per interval it jumped.
@@ -121,7 +127,7 @@ public final class ManualControlThread implements ControlThread {
 		}
 		finally {
 			synchronized (this) {
-				this.running = false;
+				this.runningDue = false;
 			}
 		}
 		if (failure != null) {
@@ -155,6 +161,15 @@ public final class ManualControlThread implements ControlThread {
 	 */
 	public synchronized List<String> jobs() {
 		return List.copyOf(this.jobs);
+	}
+
+	@Override
+	public synchronized List<JobStatus> jobStatuses() {
+		return this.started.stream()
+			.filter((entry) -> !entry.cancelled)
+			.map((entry) -> new JobStatus(entry.name, Duration.ofNanos(entry.intervalNanos), entry.lastEndedNanos,
+					entry.failures))
+			.toList();
 	}
 
 	/**
@@ -197,6 +212,10 @@ public final class ManualControlThread implements ControlThread {
 		final Runnable task;
 
 		boolean cancelled;
+
+		long lastEndedNanos;
+
+		long failures;
 
 		Entry(long dueNanos, long order, long intervalNanos, String name, Runnable task) {
 			this.dueNanos = dueNanos;

@@ -6,6 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -50,6 +51,41 @@ class ScheduledControlThreadTests {
 		});
 		await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() >= 3);
 		assertThat(this.control.call(Duration.ofSeconds(10), () -> "still running")).isEqualTo("still running");
+	}
+
+	@Test
+	void aJobThatThrowsAnErrorKeepsItsScheduleAndCountsItsFailures() {
+		AtomicInteger runs = new AtomicInteger();
+		this.control.every("erring", Duration.ofMillis(1), () -> {
+			runs.incrementAndGet();
+			throw new NoClassDefFoundError("expected by the test");
+		});
+		this.control.execute(() -> {
+			throw new StackOverflowError("expected by the test");
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() >= 3);
+		ControlThread.JobStatus status = this.control.jobStatuses().get(0);
+		assertThat(status.name()).isEqualTo("erring");
+		assertThat(status.failures()).isGreaterThanOrEqualTo(3);
+		assertThat(this.control.call(Duration.ofSeconds(10), () -> "still running")).isEqualTo("still running");
+	}
+
+	@Test
+	void aJobsStatusSaysWhenItsLastRunEndedAndACancelledJobHasNone() {
+		AtomicLong firstRunStarted = new AtomicLong();
+		CountDownLatch ran = new CountDownLatch(2);
+		ControlThread.Job job = this.control.every("ticking", Duration.ofMillis(1), () -> {
+			firstRunStarted.compareAndSet(0, System.nanoTime());
+			ran.countDown();
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> ran.getCount() == 0);
+		ControlThread.JobStatus status = this.control.jobStatuses().get(0);
+		assertThat(status.interval()).isEqualTo(Duration.ofMillis(1));
+		assertThat(status.lastEndedNanos()).as("after a run, not when the job was started")
+			.isGreaterThan(firstRunStarted.get());
+		assertThat(status.failures()).isZero();
+		job.cancel();
+		assertThat(this.control.jobStatuses()).isEmpty();
 	}
 
 	@Test

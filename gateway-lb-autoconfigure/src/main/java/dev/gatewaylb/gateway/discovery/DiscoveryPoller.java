@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.gateway.settings.InstanceWeights;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -51,6 +52,8 @@ public final class DiscoveryPoller {
 	private final InstanceSource source;
 
 	private final ControlThread control;
+
+	private final Separately separately = new Separately("discovery-poll");
 
 	private final List<Watch> watches = new ArrayList<>();
 
@@ -104,7 +107,7 @@ public final class DiscoveryPoller {
 	 * Reads every watched service's instances. Control thread.
 	 */
 	public void pollAll() {
-		this.watches.forEach(this::poll);
+		this.separately.forEach(this.watches, (watch) -> watch.serviceId, this::poll);
 	}
 
 	private void poll(Watch watch) {
@@ -116,7 +119,9 @@ public final class DiscoveryPoller {
 		try {
 			instances = this.source.instances(watch.serviceId).timeout(FIRST_POLL_TIMEOUT);
 		}
-		catch (RuntimeException ex) {
+		catch (RuntimeException | Error ex) {
+			// A source that throws, even an Error, is a failed read: the watch must not
+			// stay "polling" for good.
 			watch.polling = false;
 			failed(watch, ex);
 			return;

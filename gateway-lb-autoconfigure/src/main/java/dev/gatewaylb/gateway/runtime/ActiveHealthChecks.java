@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.settings.HealthSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
@@ -50,6 +51,8 @@ public final class ActiveHealthChecks {
 
 	private final ControlThread control;
 
+	private final Separately separately = new Separately("active-health");
+
 	/**
 	 * When each service's checks last started. Control thread only.
 	 */
@@ -84,19 +87,25 @@ public final class ActiveHealthChecks {
 
 	private void tick() {
 		long now = this.control.nanoTime();
-		for (ServiceRuntime runtime : this.runtimes.all()) {
+		this.separately.forEach(this.runtimes.all(), ServiceRuntime::id, (runtime) -> {
 			HealthSettings.Active active = runtime.settings().health().active();
 			if (!active.enabled() || !runtime.isBalancedHere()) {
-				continue;
+				return;
 			}
 			String service = runtime.id();
 			Long last = this.lastRun.get(service);
 			if ((last != null && now - last < active.interval().toNanos()) || !this.running.add(service)) {
-				continue;
+				return;
 			}
 			this.lastRun.put(service, now);
-			checkAll(runtime, active).doFinally((signal) -> this.running.remove(service)).subscribe();
-		}
+			try {
+				checkAll(runtime, active).doFinally((signal) -> this.running.remove(service)).subscribe();
+			}
+			catch (RuntimeException | Error ex) {
+				this.running.remove(service);
+				throw ex;
+			}
+		});
 	}
 
 	private Mono<Void> checkAll(ServiceRuntime runtime, HealthSettings.Active active) {

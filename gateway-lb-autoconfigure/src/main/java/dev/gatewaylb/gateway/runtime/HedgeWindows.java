@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
 import org.jspecify.annotations.Nullable;
@@ -25,6 +26,8 @@ final class HedgeWindows {
 
 	private final ControlThread control;
 
+	private final Separately separately = new Separately("hedge-window-roll");
+
 	private ControlThread.@Nullable Job job;
 
 	HedgeWindows(Supplier<List<ServiceRuntime>> runtimes, ControlThread control) {
@@ -39,12 +42,12 @@ final class HedgeWindows {
 	}
 
 	private void roll() {
-		for (ServiceRuntime runtime : this.runtimes.get()) {
+		this.separately.forEach(this.runtimes.get(), ServiceRuntime::id, (runtime) -> {
 			Hedging hedging = runtime.hedging();
 			if (hedging != null && runtime.isBalancedHere()) {
 				hedging.roll();
 			}
-		}
+		});
 	}
 
 }

@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.control.ControlThread;
+import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.health.LatencyOutliers;
 import dev.gatewaylb.health.OutlierDetection;
 import org.apache.commons.logging.Log;
@@ -35,6 +36,8 @@ final class LatencyEjection {
 
 	private final ControlThread control;
 
+	private final Separately separately = new Separately("latency-ejection");
+
 	/**
 	 * The latency windows of each service's endpoints. Control thread only.
 	 */
@@ -54,11 +57,11 @@ final class LatencyEjection {
 	}
 
 	private void evaluate() {
-		for (ServiceRuntime runtime : this.runtimes.get()) {
+		this.separately.forEach(this.runtimes.get(), ServiceRuntime::id, (runtime) -> {
 			if (runtime.isBalancedHere()) {
 				evaluate(runtime, this.windows.computeIfAbsent(runtime.id(), (id) -> new LatencyOutliers()));
 			}
-		}
+		});
 	}
 
 	private void evaluate(ServiceRuntime runtime, LatencyOutliers latency) {

@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import dev.gatewaylb.control.ManualControlThread;
@@ -171,6 +173,30 @@ class DiscoveryPollerTests {
 		assertThat(this.heard).containsExactly("one: [] -> [a:1]", "one ready", "two: [] -> [b:1]", "two ready");
 		this.poller.start();
 		assertThat(this.control.jobs()).containsExactly("discovery-poll every 1000ms");
+	}
+
+	@Test
+	void aSourceThatThrowsAnErrorForOneServiceStopsNeitherTheOthersNorItsOwnNextPoll() {
+		AtomicBoolean broken = new AtomicBoolean(true);
+		AtomicReference<List<ServiceInstance>> listed = new AtomicReference<>(List.of(instance("a", 1)));
+		this.answers = (id) -> {
+			if (id.equals("broken") && broken.get()) {
+				throw new NoClassDefFoundError("expected by the test");
+			}
+			return Mono.just(listed.get());
+		};
+		watch("broken");
+		watch("other");
+		this.control.runDue();
+		this.heard.clear();
+		listed.set(List.of(instance("a", 1), instance("b", 1)));
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).as("the service after the broken one is polled")
+			.contains("other: [a:1] -> [a:1, b:1]")
+			.noneMatch((heard) -> heard.startsWith("broken:"));
+		broken.set(false);
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).as("the broken one is polled again").contains("broken: [] -> [a:1, b:1]");
 	}
 
 	private void watch(String serviceId) {
