@@ -1,6 +1,9 @@
 package dev.gatewaylb.config;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 import org.jspecify.annotations.Nullable;
 
@@ -11,10 +14,15 @@ import org.jspecify.annotations.Nullable;
  * requests, 0 to 1. An attempt still waiting for its response headers after the service's
  * recent latency at the percentile 1 - max-extra-load (so 0.05 waits for p95) gets a
  * backup on another endpoint; the first headers win and the other is cancelled. Only
- * idempotent requests without a body are hedged. 0 turns hedging off.
+ * requests of the hedged methods without a body are hedged. 0 turns hedging off.
  * @param minDelay Shortest wait before a backup, whatever the latency percentile says.
+ * @param methods HTTP methods hedged (requests without a body only). A list given
+ * replaces the default, GET, HEAD and OPTIONS: two copies of a DELETE or a PUT both reach
+ * the service, and the answer of the one that wins may be the second's (a 404 for a
+ * delete that succeeded). Case does not matter; an empty list hedges nothing.
  */
-public record HedgeProperties(@Nullable Double maxExtraLoad, @Nullable Duration minDelay) {
+public record HedgeProperties(@Nullable Double maxExtraLoad, @Nullable Duration minDelay,
+		@Nullable List<String> methods) {
 
 	public HedgeProperties {
 		// NaN fails both comparisons.
@@ -25,6 +33,35 @@ public record HedgeProperties(@Nullable Double maxExtraLoad, @Nullable Duration 
 		if (minDelay != null && minDelay.isNegative()) {
 			throw new IllegalArgumentException("min-delay: " + Durations.format(minDelay) + " (expected: >= 0s)");
 		}
+		if (methods != null) {
+			List<String> upper = new ArrayList<>(methods.size());
+			for (String method : methods) {
+				if (method == null || !isToken(method.trim())) {
+					throw new IllegalArgumentException(
+							"methods: " + method + " (expected: HTTP methods, e.g. GET, HEAD, OPTIONS)");
+				}
+				upper.add(method.trim().toUpperCase(Locale.ROOT));
+			}
+			methods = List.copyOf(upper);
+		}
+	}
+
+	/**
+	 * Returns whether a method name is an HTTP token (RFC 9110 section 5.6.2).
+	 */
+	private static boolean isToken(String method) {
+		if (method.isEmpty()) {
+			return false;
+		}
+		for (int i = 0; i < method.length(); i++) {
+			char c = method.charAt(i);
+			boolean tchar = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+					|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+			if (!tchar) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 }

@@ -102,6 +102,7 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.services.catalog.hedge.max-extra-load                | -0.05  | gateway.lb.services.catalog.hedge          | max-extra-load: -0.05 (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
 					gateway.lb.services.catalog.hedge.max-extra-load                | NaN    | gateway.lb.services.catalog.hedge          | max-extra-load: NaN (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
 					gateway.lb.defaults.hedge.min-delay                             | -5ms   | gateway.lb.defaults.hedge                  | min-delay: -5ms (expected: >= 0s)
+					gateway.lb.services.catalog.hedge.methods                       | GE T   | gateway.lb.services.catalog.hedge          | methods: GE T (expected: HTTP methods, e.g. GET, HEAD, OPTIONS)
 					""")
 	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,
 			String expectation) {

@@ -60,6 +60,11 @@ class HedgeIT extends GatewayIntegrationTest {
 			.instances("writes", writes)
 			.set("gateway.lb.services.writes.hedge.max-extra-load", 1)
 			.set("gateway.lb.services.writes.hedge.min-delay", "5ms");
+		gateway.route("deletes")
+			.instances("deletes", writes)
+			.set("gateway.lb.services.deletes.hedge.max-extra-load", 1)
+			.set("gateway.lb.services.deletes.hedge.min-delay", "5ms")
+			.set("gateway.lb.services.deletes.hedge.methods", "get, DELETE");
 		gateway.route("budget")
 			.instances("budget", budget)
 			.set("gateway.lb.services.budget.algorithm", "least-requests")
@@ -135,23 +140,26 @@ class HedgeIT extends GatewayIntegrationTest {
 	void requestsThatMayNotBeSentTwiceNeverAre() {
 		writes.forEach((backend) -> backend.delay(Duration.ofMillis(40)));
 		// Hedging everything after 5 ms, once the window knows the latency.
-		await().atMost(Duration.ofSeconds(20)).until(() -> {
-			Flux.range(0, 8).flatMap((i) -> this.client.get("/writes/", java.util.Map.of())).blockLast();
-			return hedging("writes").delayNanos() >= 0;
-		});
+		awaitHedgingEverything("writes");
 		writes.forEach(TestBackend::reset);
 		for (int i = 0; i < 20; i++) {
 			assertThat(this.client.send("POST", "/writes/", "{\"order\":" + i + "}").status()).isEqualTo(200);
 			assertThat(this.client.send("PATCH", "/writes/", null).status()).isEqualTo(200);
 			assertThat(this.client.send("PUT", "/writes/", "{\"order\":" + i + "}").status()).isEqualTo(200);
+			assertThat(this.client.send("PUT", "/writes/", null).status()).isEqualTo(200);
+			assertThat(this.client.send("DELETE", "/writes/", null).status()).isEqualTo(200);
 			assertThat(this.client.getNow("/writes/").status()).isEqualTo(200);
 		}
+		assertThat(writes.stream().mapToInt((backend) -> backend.requests("DELETE")).sum())
+			.as("DELETEs: not among hedge.methods by default")
+			.isEqualTo(20);
 		assertThat(writes.stream().mapToInt((backend) -> backend.requests("POST")).sum()).as("POSTs with a body")
 			.isEqualTo(20);
 		assertThat(writes.stream().mapToInt((backend) -> backend.requests("PATCH")).sum()).as("PATCH, not idempotent")
 			.isEqualTo(20);
-		assertThat(writes.stream().mapToInt((backend) -> backend.requests("PUT")).sum()).as("PUTs with a body")
-			.isEqualTo(20);
+		assertThat(writes.stream().mapToInt((backend) -> backend.requests("PUT")).sum())
+			.as("PUTs, with a body and without: not among hedge.methods by default")
+			.isEqualTo(40);
 		assertThat(writes.stream().mapToInt((backend) -> backend.requests("GET")).sum())
 			.as("GETs of the same service do get backups")
 			.isGreaterThan(20);
@@ -225,6 +233,29 @@ class HedgeIT extends GatewayIntegrationTest {
 	private static LongSupplier sporadicSlowness(long seed) {
 		Random random = new Random(seed);
 		return () -> (random.nextInt(100) < 3) ? 500 : 5;
+	}
+
+	@Test
+	void theMethodsAServiceListsAreHedgedAndOnlyThose() {
+		writes.forEach((backend) -> backend.delay(Duration.ofMillis(40)));
+		awaitHedgingEverything("deletes");
+		writes.forEach(TestBackend::reset);
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.client.send("DELETE", "/deletes/", null).status()).isEqualTo(200);
+			assertThat(this.client.send("PUT", "/deletes/", null).status()).isEqualTo(200);
+		}
+		assertThat(writes.stream().mapToInt((backend) -> backend.requests("DELETE")).sum())
+			.as("DELETEs, listed in hedge.methods")
+			.isGreaterThan(20);
+		assertThat(writes.stream().mapToInt((backend) -> backend.requests("PUT")).sum()).as("PUTs, not listed")
+			.isEqualTo(20);
+	}
+
+	private void awaitHedgingEverything(String service) {
+		await().atMost(Duration.ofSeconds(20)).until(() -> {
+			Flux.range(0, 8).flatMap((i) -> this.client.get("/" + service + "/", java.util.Map.of())).blockLast();
+			return hedging(service).delayNanos() >= 0;
+		});
 	}
 
 	private Hedging hedging(String service) {

@@ -217,7 +217,7 @@ final class ProxiedExchange {
 	 */
 	private Mono<Void> next(ServiceRuntime runtime) {
 		Hedging hedging = runtime.hedging();
-		if (hedging != null && hedges(this.exchange.getRequest())) {
+		if (hedging != null && hedges(runtime, this.exchange.getRequest())) {
 			return HedgedRace.run(this, runtime, hedging).flatMap((round) -> decide(round.attempt(), round.error()));
 		}
 		Attempt attempt = pick(runtime, null);
@@ -545,8 +545,15 @@ final class ProxiedExchange {
 	 * Returns whether a request may get a backup: one that may be sent twice (the retry
 	 * rule: an idempotent method, no body), and not a WebSocket upgrade.
 	 */
-	private static boolean hedges(ServerHttpRequest request) {
-		return RetryPolicy.replayable(request) && !"websocket".equalsIgnoreCase(request.getHeaders().getUpgrade());
+	/**
+	 * Returns whether a request is hedged: a method of {@code hedge.methods}, no body (a
+	 * backup must send it again), not a WebSocket upgrade.
+	 */
+	private static boolean hedges(ServiceRuntime runtime, ServerHttpRequest request) {
+		HttpHeaders headers = request.getHeaders();
+		return runtime.settings().hedge().hedges(request.getMethod().name()) && headers.getContentLength() <= 0
+				&& !headers.containsHeader(HttpHeaders.TRANSFER_ENCODING)
+				&& !"websocket".equalsIgnoreCase(headers.getUpgrade());
 	}
 
 	/**

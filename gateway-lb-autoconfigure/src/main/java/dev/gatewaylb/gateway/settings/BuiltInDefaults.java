@@ -38,7 +38,8 @@ final class BuiltInDefaults {
 			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
-			new RetryProperties(1, List.of(502, 503, 504), 20, 10), new HedgeProperties(0.0, Duration.ofMillis(5)));
+			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
+			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")));
 
 	/**
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.

@@ -119,7 +119,8 @@ final class SettingsMapper {
 				layers.get(in(RETRY, RetryProperties::budgetPercent)),
 				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
 		HedgeSettings hedge = new HedgeSettings(layers.get(in(HEDGE, HedgeProperties::maxExtraLoad)),
-				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos());
+				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos(),
+				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
 		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
 				upstream(layers), health, retry, hedge);
 	}

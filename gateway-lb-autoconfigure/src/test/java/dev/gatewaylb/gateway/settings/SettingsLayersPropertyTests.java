@@ -82,6 +82,8 @@ class SettingsLayersPropertyTests {
 			key("hedge.max-extra-load", (s) -> s.hedge().maxExtraLoad(), 0.0, "0.05", 0.05, "1", 1.0, "0", 0.0),
 			key("hedge.min-delay", (s) -> Duration.ofNanos(s.hedge().minDelayNanos()), Duration.ofMillis(5), "20ms",
 					Duration.ofMillis(20), "0s", Duration.ZERO, "1s", Duration.ofSeconds(1)),
+			key("hedge.methods", (s) -> s.hedge().methods(), Set.of("GET", "HEAD", "OPTIONS"), "GET,DELETE",
+					Set.of("GET", "DELETE"), "get", Set.of("GET"), "PUT,head", Set.of("PUT", "HEAD")),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",

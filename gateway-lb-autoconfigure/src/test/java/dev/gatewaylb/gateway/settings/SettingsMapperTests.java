@@ -62,7 +62,7 @@ class SettingsMapperTests {
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
 								Duration.ofSeconds(2))),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
-				new HedgeSettings(0, Duration.ofMillis(5).toNanos()));
+				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")));
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
 	}
