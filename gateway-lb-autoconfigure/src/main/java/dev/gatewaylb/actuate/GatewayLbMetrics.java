@@ -67,6 +67,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String RETRIES = "gateway.lb.retries";
 
+	static final String DISCOVERY_REJECTED = "gateway.lb.discovery.rejected";
+
 	static final String ROLLOUT_PERCENT = "gateway.lb.rollout.percent";
 
 	static final String ROLLOUT_TRANSITIONS = "gateway.lb.rollout.transitions";
@@ -187,6 +189,12 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "outcome", "budget")
 			.description("Backup requests the hedge budget (max-extra-load) refused")
 			.register(this.meterRegistry));
+		counters.discoveryRejected()
+			.forEach((rejection, count) -> meters.add(FunctionCounter.builder(DISCOVERY_REJECTED, count, LongAdder::sum)
+				.tags("service", serviceId, "reason", rejection.tag())
+				.description("Instances of discovery's answers not balanced (an invalid host or port, a duplicate "
+						+ "address), counted at every poll that lists them")
+				.register(this.meterRegistry)));
 		return meters;
 	}
 

@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.discovery;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -49,6 +50,8 @@ public final class DiscoveryPoller {
 
 	private static final Log logger = LogFactory.getLog(DiscoveryPoller.class);
 
+	private static final int MAX_REPORTED = 10_000;
+
 	private final InstanceSource source;
 
 	private final ControlThread control;
@@ -57,7 +60,7 @@ public final class DiscoveryPoller {
 
 	private final List<Watch> watches = new ArrayList<>();
 
-	private final Set<String> reportedWeights = ConcurrentHashMap.newKeySet();
+	private final Set<String> reported = ConcurrentHashMap.newKeySet();
 
 	private ControlThread.@Nullable Job polling;
 
@@ -149,9 +152,23 @@ public final class DiscoveryPoller {
 		watch.lastError = null;
 		List<Member> members = new ArrayList<>(instances.size());
 		for (ServiceInstance instance : instances) {
+			DiscoveryRejection rejection = DiscoveryRejection.of(instance);
+			if (rejection != null) {
+				rejected(watch, instance, rejection);
+				continue;
+			}
 			members.add(Member.of(instance, weight(watch.serviceId, instance)));
 		}
 		Membership next = Membership.of(members);
+		for (int i = next.members().size(); i < members.size(); i++) {
+			watch.listener.rejected(DiscoveryRejection.DUPLICATE);
+		}
+		if (next.members().size() < members.size()) {
+			report(watch.serviceId + "/duplicate",
+					() -> "Service " + watch.serviceId
+							+ " is listed with the same address more than once; balancing one instance of each address,"
+							+ " the same one at every poll (the first by instance id)");
+		}
 		if (next.members().isEmpty() && !watch.membership.members().isEmpty() && !emptyConfirmed(watch)) {
 			return;
 		}
@@ -181,18 +198,49 @@ public final class DiscoveryPoller {
 		return now - watch.emptySinceNanos >= POLL_INTERVAL.toNanos();
 	}
 
+	private void rejected(Watch watch, ServiceInstance instance, DiscoveryRejection rejection) {
+		watch.listener.rejected(rejection);
+		String described = "instance " + Logged.text(instance.getInstanceId()) + " (host "
+				+ Logged.text(instance.getHost()) + ", port " + instance.getPort() + ")";
+		report(watch.serviceId + "/" + described + "/" + rejection, () -> "Service " + watch.serviceId
+				+ " lists an invalid " + described + ", " + rejection.tag() + "; skipping it, balancing the others");
+	}
+
 	private int weight(String serviceId, ServiceInstance instance) {
-		String weight = instance.getMetadata().get(InstanceWeights.METADATA_KEY);
+		Map<String, String> metadata = instance.getMetadata();
+		// A registry may hand over no metadata at all: that is none.
+		String weight = (metadata != null) ? metadata.get(InstanceWeights.METADATA_KEY) : null;
+		String address = instance.getHost() + ":" + instance.getPort();
+		int parsed;
 		try {
-			return InstanceWeights.parse(weight);
+			parsed = InstanceWeights.parse(weight);
 		}
 		catch (IllegalArgumentException ex) {
-			String address = instance.getHost() + ":" + instance.getPort();
-			if (this.reportedWeights.add(serviceId + "/" + address + "/" + weight)) {
-				logger.warn("Instance " + address + " of service " + serviceId + " has an invalid metadata "
-						+ ex.getMessage() + "; balancing it with weight 1");
-			}
+			report(serviceId + "/" + address + "/" + weight,
+					() -> "Instance " + address + " of service " + serviceId + " has an invalid metadata weight "
+							+ Logged.text(weight) + " (expected: an integer >= 0); balancing it with weight 1");
 			return 1;
+		}
+		int capped = InstanceWeights.cap(parsed);
+		if (capped != parsed) {
+			report(serviceId + "/" + address + "/" + weight,
+					() -> "Instance " + address + " of service " + serviceId + " has metadata weight " + parsed
+							+ "; balancing it with the largest weight, " + InstanceWeights.MAX_WEIGHT);
+		}
+		return capped;
+	}
+
+	/**
+	 * Logs a warning once per key: a bad instance is seen at every poll, once a second.
+	 * The keys are forgotten past {@value #MAX_REPORTED} so that a registry churning bad
+	 * entries cannot grow the set for ever (the warnings then come again).
+	 */
+	private void report(String key, java.util.function.Supplier<String> message) {
+		if (this.reported.size() >= MAX_REPORTED) {
+			this.reported.clear();
+		}
+		if (this.reported.add(key)) {
+			logger.warn(message.get());
 		}
 	}
 
@@ -214,6 +262,14 @@ public final class DiscoveryPoller {
 		 * as known as they will be for now.
 		 */
 		void ready();
+
+		/**
+		 * Called for each instance of an answer that is not balanced: an invalid host or
+		 * port, or a second instance with an address already listed.
+		 * @param rejection why
+		 */
+		default void rejected(DiscoveryRejection rejection) {
+		}
 
 	}
 

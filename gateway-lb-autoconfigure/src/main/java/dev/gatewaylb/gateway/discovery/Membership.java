@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.discovery;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,10 +13,11 @@ import dev.gatewaylb.balance.Endpoint;
 
 /**
  * A service's members as a set: what discovery reported, in
- * {@link Endpoint#CANONICAL_ORDER}, later duplicates of an address dropped. Two
- * memberships are the same when they hold the same addresses with the same weights and
- * schemes, whatever order discovery listed them in: that is the rebuild-or-keep decision,
- * so a registry that reshuffles its list at every fetch (Eureka's client does) causes no
+ * {@link Endpoint#CANONICAL_ORDER}, one member per address (of duplicates, the first by
+ * instance id, then the heavier, whatever the order they were listed in). Two memberships
+ * are the same when they hold the same addresses with the same weights and schemes,
+ * whatever order discovery listed them in: that is the rebuild-or-keep decision, so a
+ * registry that reshuffles its list at every fetch (Eureka's client does) causes no
  * rebuild.
  *
  * @param members the members, in canonical order
@@ -27,6 +29,15 @@ public record Membership(List<Member> members) {
 	 */
 	public static final Membership EMPTY = new Membership(List.of());
 
+	/**
+	 * Orders duplicates of one address: by instance id (none last), then the heavier.
+	 */
+	private static final Comparator<Member> DUPLICATES_ORDER = Comparator
+		.comparing((Member member) -> member.endpoint().address())
+		.thenComparing((Member member) -> member.instance().getInstanceId(),
+				Comparator.nullsLast(Comparator.naturalOrder()))
+		.thenComparing((Member member) -> member.endpoint().weight(), Comparator.reverseOrder());
+
 	public Membership {
 		members = List.copyOf(members);
 	}
@@ -37,9 +48,17 @@ public record Membership(List<Member> members) {
 	 * @return the membership
 	 */
 	public static Membership of(Collection<Member> listed) {
+		if (listed.isEmpty()) {
+			return EMPTY;
+		}
 		Map<String, Member> byAddress = new HashMap<>();
 		List<Member> members = new ArrayList<>(listed.size());
-		for (Member member : listed) {
+		// Of two instances with one address, the same one is kept whatever order the
+		// registry lists them in (the first by instance id, then the heavier), so that a
+		// reshuffled list with duplicates is no change.
+		List<Member> ordered = new ArrayList<>(listed);
+		ordered.sort(DUPLICATES_ORDER);
+		for (Member member : ordered) {
 			if (byAddress.putIfAbsent(member.endpoint().address(), member) == null) {
 				members.add(member);
 			}

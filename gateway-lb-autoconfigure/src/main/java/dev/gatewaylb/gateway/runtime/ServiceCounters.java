@@ -1,6 +1,11 @@
 package dev.gatewaylb.gateway.runtime;
 
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
+
+import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
 
 /**
  * The counters of one service, carried from each of its runtimes to the next so that a
@@ -16,17 +21,24 @@ import java.util.concurrent.atomic.LongAdder;
  * @param hedgesLost backups cancelled because the first attempt answered first, or that
  * failed
  * @param hedgesRefusedByBudget backups the hedge budget refused
+ * @param discoveryRejected instances of discovery's answers that were not balanced, by
+ * why (counted at every poll that lists them), one counter per reason
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
-		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget) {
+		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget,
+		Map<DiscoveryRejection, LongAdder> discoveryRejected) {
 
 	/**
 	 * Returns fresh counters at 0.
 	 * @return the counters
 	 */
 	public static ServiceCounters create() {
+		Map<DiscoveryRejection, LongAdder> rejected = new EnumMap<>(DiscoveryRejection.class);
+		for (DiscoveryRejection rejection : DiscoveryRejection.values()) {
+			rejected.put(rejection, new LongAdder());
+		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
-				new LongAdder(), new LongAdder(), new LongAdder());
+				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected));
 	}
 
 }

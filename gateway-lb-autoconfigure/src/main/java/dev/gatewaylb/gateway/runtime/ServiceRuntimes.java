@@ -20,6 +20,7 @@ import java.util.random.RandomGenerator;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.control.ControlThread;
 import dev.gatewaylb.gateway.discovery.DiscoveryPoller;
+import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.discovery.Membership;
@@ -402,6 +403,11 @@ public final class ServiceRuntimes {
 			@Override
 			public void ready() {
 				slot.ready.complete(slot.runtime);
+			}
+
+			@Override
+			public void rejected(DiscoveryRejection rejection) {
+				slot.runtime.counters().discoveryRejected().get(rejection).increment();
 			}
 
 		});

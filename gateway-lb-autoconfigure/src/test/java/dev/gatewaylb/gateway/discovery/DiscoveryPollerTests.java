@@ -54,6 +54,8 @@ class DiscoveryPollerTests {
 
 	private final List<String> heard = new ArrayList<>();
 
+	private final Map<String, Integer> rejected = new java.util.TreeMap<>();
+
 	@BeforeEach
 	void start() {
 		this.poller.start();
@@ -199,6 +201,44 @@ class DiscoveryPollerTests {
 		assertThat(this.heard).as("the broken one is polled again").contains("broken: [] -> [a:1, b:1]");
 	}
 
+	@Test
+	void skipsInvalidInstancesAndKeepsOneOfEachAddressTheSameOneWhateverTheOrder() {
+		ServiceInstance heavyDuplicate = new DefaultServiceInstance("z", "svc", "10.0.0.1", 1, false,
+				Map.of("weight", "9"));
+		List<ServiceInstance> bad = List.of(new DefaultServiceInstance("n", "svc", null, 80, false, Map.of()),
+				new DefaultServiceInstance("p0", "svc", "10.0.0.9", 0, false, Map.of()),
+				new DefaultServiceInstance("p7", "svc", "10.0.0.9", 70000, false, Map.of()),
+				new DefaultServiceInstance("h", "svc", "bad host", 80, false, Map.of()),
+				new DefaultServiceInstance("u", "svc", "evil.com/x#", 80, false, Map.of()));
+		List<ServiceInstance> listed = new ArrayList<>(bad);
+		listed.addAll(List.of(instance("a", 1), heavyDuplicate, instance("b", 2)));
+		this.answers = (id) -> Mono.just(List.copyOf(listed));
+		watch("svc");
+		this.control.runDue();
+		assertThat(this.heard).containsExactly("svc: [] -> [a:1, b:2]", "svc ready");
+		assertThat(this.rejected).containsExactly(Map.entry("duplicate", 1), Map.entry("invalid-host", 2),
+				Map.entry("invalid-port", 2), Map.entry("no-host", 1));
+		this.heard.clear();
+		for (int round = 0; round < 5; round++) {
+			java.util.Collections.reverse(listed);
+			this.control.advance(INTERVAL);
+		}
+		assertThat(this.heard).as("the same list, reshuffled, duplicates and all: no change").containsOnly("svc ready");
+		assertThat(this.rejected).containsEntry("duplicate", 6).containsEntry("no-host", 6);
+		listed.add(instance("c", 3));
+		this.control.advance(INTERVAL);
+		assertThat(this.heard).as("later changes are followed").contains("svc: [a:1, b:2] -> [a:1, b:2, c:3]");
+	}
+
+	@Test
+	void balancesAnInstanceWithoutMetadataWithWeight1AndCapsAHugeWeight() {
+		answer(new DefaultServiceInstance("a", "svc", "10.0.0.1", 1, false, null),
+				new DefaultServiceInstance("b", "svc", "10.0.0.2", 2, false, Map.of("weight", "2147483647")));
+		watch("svc");
+		this.control.runDue();
+		assertThat(this.heard).containsExactly("svc: [] -> [a:1, b:1000]", "svc ready");
+	}
+
 	private void watch(String serviceId) {
 		this.control.execute(() -> this.poller.watch(serviceId, new DiscoveryPoller.Listener() {
 
@@ -210,6 +250,11 @@ class DiscoveryPollerTests {
 			@Override
 			public void ready() {
 				DiscoveryPollerTests.this.heard.add(serviceId + " ready");
+			}
+
+			@Override
+			public void rejected(DiscoveryRejection rejection) {
+				DiscoveryPollerTests.this.rejected.merge(rejection.tag(), 1, Integer::sum);
 			}
 
 		}));

@@ -1,0 +1,37 @@
+package dev.gatewaylb.gateway.discovery;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Text from a registry made safe for a log line: quoted, control characters escaped (a
+ * line break in an instance id must not forge a log line), and cut at
+ * {@value #MAX_LENGTH} characters.
+ */
+final class Logged {
+
+	static final int MAX_LENGTH = 200;
+
+	private Logged() {
+	}
+
+	static String text(@Nullable String value) {
+		if (value == null) {
+			return "null";
+		}
+		StringBuilder text = new StringBuilder(Math.min(value.length(), MAX_LENGTH) + 2).append('\'');
+		for (int i = 0; i < value.length() && i < MAX_LENGTH; i++) {
+			char c = value.charAt(i);
+			if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+				text.append(String.format("\\u%04x", (int) c));
+			}
+			else {
+				text.append(c);
+			}
+		}
+		if (value.length() > MAX_LENGTH) {
+			text.append("...");
+		}
+		return text.append('\'').toString();
+	}
+
+}
