@@ -125,6 +125,28 @@ class RequestBodyIdleIT extends GatewayIntegrationTest {
 	}
 
 	@Test
+	void aClientThatHangsUpInTheMiddleOfItsUploadIsChargedToNobody() throws Exception {
+		assertThat(upload(3, 0).status()).as("warm-up").isEqualTo(200);
+		for (int i = 0; i < 5; i++) {
+			int broken = reader.broken();
+			try (RawClient client = new RawClient(this.port)) {
+				client.startChunked("POST", "/upload/abandoned");
+				client.chunk("0123456789");
+				// The body reached the backend, which waits for the rest.
+				await().atMost(Duration.ofSeconds(5)).until(() -> reader.active() == 1);
+			}
+			// The client hung up; the backend sees its request break off.
+			await().atMost(Duration.ofSeconds(5)).until(() -> reader.broken() > broken && reader.active() == 0);
+		}
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(ready("upload").upstream().counts().active()).isZero());
+		EndpointState state = state("upload");
+		assertThat(state.consecutiveFailures()).as("consecutive failures charged").isZero();
+		assertThat(state.ejections()).as("ejections, with consecutive-failures: 1").isZero();
+		assertThat(upload(3, 0).status()).isEqualTo(200);
+	}
+
+	@Test
 	void neverCutsABodyWhoseChunksComeFasterThanTheLimitHoweverLongItTakes() throws Exception {
 		long start = System.nanoTime();
 		RawResponse response = upload(10, 200);

@@ -193,6 +193,14 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 		end(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
 	}
 
+	/**
+	 * Notes that the exchange's client went away, as its lease does when the exchange is
+	 * cancelled: what the endpoint does from now on is charged to nobody.
+	 */
+	void clientWentAway() {
+		this.lease.clientGone();
+	}
+
 	@Override
 	public void responseFailed(Throwable error) {
 		end(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));

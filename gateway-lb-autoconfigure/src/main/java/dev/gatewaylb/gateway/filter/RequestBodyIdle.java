@@ -15,9 +15,10 @@ import org.springframework.web.server.ServerWebExchangeDecorator;
 
 /**
  * An attempt's request as the routing client sends it, its body bounded by
- * {@code timeouts.request-body-idle} ({@link IdleLimitedBody}). A client that trickles
- * its body, or stops sending it, would otherwise hold an upstream connection, one of the
- * endpoint's capped few, for as long as it likes.
+ * {@code timeouts.request-body-idle} ({@link IdleLimitedBody}) and a body that fails on
+ * the client's side charged to nobody. A client that trickles its body, or stops sending
+ * it, would otherwise hold an upstream connection, one of the endpoint's capped few, for
+ * as long as it likes.
  * <p>
  * When the limit passes, the attempt is settled {@link Outcome.Kind#REQUEST_BODY_IDLE}
  * (the client's doing, charged to nobody) before anything else can settle it; the routing
@@ -42,17 +43,17 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 	}
 
 	/**
-	 * Returns the exchange to route, its request body bounded if it has one and the
-	 * service sets a limit; otherwise {@code exchange} itself, at no cost.
+	 * Returns the exchange to route, its request body watched if it has one (bounded when
+	 * the service sets a limit); otherwise {@code exchange} itself, at no cost.
 	 * @param exchange the exchange
 	 * @param attempt the attempt being sent
 	 * @return the exchange to route
 	 */
 	static ServerWebExchange bound(ServerWebExchange exchange, Attempt attempt) {
-		long idleNanos = attempt.runtime().settings().upstream().requestBodyIdleTimeout().toNanos();
-		if (idleNanos <= 0 || !hasBody(exchange.getRequest().getHeaders())) {
+		if (!hasBody(exchange.getRequest().getHeaders())) {
 			return exchange;
 		}
+		long idleNanos = attempt.runtime().settings().upstream().requestBodyIdleTimeout().toNanos();
 		return new Exchange(exchange, new RequestBodyIdle(exchange, attempt, idleNanos));
 	}
 
@@ -67,8 +68,26 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 
 	@Override
 	public Flux<DataBuffer> getBody() {
-		return new IdleLimitedBody(super.getBody(), this.idleNanos, Schedulers.parallel(),
-				this.attempt.runtime()::nanoTime, this::idle);
+		Flux<DataBuffer> body = super.getBody().doOnError(this::brokeOff);
+		if (this.idleNanos <= 0) {
+			return body;
+		}
+		return new IdleLimitedBody(body, this.idleNanos, Schedulers.parallel(), this.attempt.runtime()::nanoTime,
+				this::idle);
+	}
+
+	/**
+	 * The client's request body failed: the client closed its connection (or reset its
+	 * stream) in the middle of its upload, or sent a malformed body. That is the client's
+	 * doing: the client is noted gone and the attempt settled
+	 * {@link Outcome.Kind#CLIENT_GONE} before the routing client fails the upstream
+	 * request with it, which would otherwise pass for the endpoint's failure. Which of
+	 * the two a transport reports first differs (Reactor Netty on io_uring reports the
+	 * body's error, on NIO the cancellation).
+	 */
+	private void brokeOff(Throwable error) {
+		this.attempt.clientWentAway();
+		this.attempt.settle(Outcome.Kind.CLIENT_GONE);
 	}
 
 	/**
