@@ -1,5 +1,6 @@
 package dev.gatewaylb.autoconfigure;
 
+import dev.gatewaylb.actuate.CrossSiteWriteGuard;
 import dev.gatewaylb.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
@@ -9,7 +10,9 @@ import dev.gatewaylb.rollout.SplitRollouts;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -33,6 +36,17 @@ public final class GatewayLbEndpointAutoConfiguration {
 			SplitRollouts rollouts, ObjectProvider<FleetDecisions> fleet) {
 		return new GatewayLbEndpoint(runtimes, settings, counters, rollouts,
 				() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
+	}
+
+	/**
+	 * Refuses the endpoint's writes that a browser sends for another site.
+	 */
+	@Bean
+	CrossSiteWriteGuard gatewayLbCrossSiteWriteGuard(ObjectProvider<PathMappedEndpoints> endpoints) {
+		return new CrossSiteWriteGuard(() -> {
+			PathMappedEndpoints mapped = endpoints.getIfAvailable();
+			return (mapped != null) ? mapped.getPath(EndpointId.of("gatewaylb")) : null;
+		});
 	}
 
 }

@@ -242,6 +242,36 @@ class OperationsIT extends GatewayIntegrationTest {
 	}
 
 	@Test
+	void refusesADrainABrowserSendsForAnotherSiteAndTakesOneFromTheSameOrigin() {
+		String b = "127.0.0.1:" + URI.create(backends.get(1).uri()).getPort();
+		String drain = "{\"endpoint\":\"" + b + "\",\"drain\":true}";
+		assertThat(post(drain, Map.of("Sec-Fetch-Site", "cross-site"))).as("cross-site").isEqualTo(403);
+		assertThat(post(drain, Map.of("Sec-Fetch-Site", "same-site"))).as("same-site").isEqualTo(403);
+		assertThat(post(drain, Map.of("Origin", "http://evil.example"))).as("another origin").isEqualTo(403);
+		assertThat(post(drain, Map.of("Origin", "null"))).as("an opaque origin").isEqualTo(403);
+		assertThat(json("/actuator/gatewaylb/ops").get("endpoints").get(1).get("state").asString())
+			.as("nothing drained")
+			.isEqualTo("healthy");
+		assertThat(post(drain, Map.of("Origin", "http://127.0.0.1:" + this.port, "Sec-Fetch-Site", "same-origin")))
+			.as("the dashboard's own write")
+			.isEqualTo(200);
+		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":false}", Map.of())).as("curl's").isEqualTo(200);
+	}
+
+	private int post(String json, Map<String, String> headers) {
+		return reactor.netty.http.client.HttpClient.newConnection().headers((h) -> {
+			h.set("Content-Type", "application/json");
+			headers.forEach(h::set);
+		})
+			.post()
+			.uri("http://127.0.0.1:" + this.port + "/actuator/gatewaylb/ops")
+			.send(reactor.netty.ByteBufFlux.fromString(Mono.just(json)))
+			.responseSingle(
+					(response, body) -> body.asString().defaultIfEmpty("").map((text) -> response.status().code()))
+			.block(Duration.ofSeconds(10));
+	}
+
+	@Test
 	void exportsTheMetersWithBoundedTagsAndRemovesThoseOfEndpointsThatLeave() {
 		this.client.getNow("/ops/");
 		this.client.getNow("/shop/");
