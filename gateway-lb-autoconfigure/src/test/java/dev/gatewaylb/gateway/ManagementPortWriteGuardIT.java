@@ -1,0 +1,68 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The cross-site write guard on a management port of its own, as the production checklist
+ * sets it up: a browser's cross-site drain is refused there too, curl's is taken.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = "management.server.port=0")
+class ManagementPortWriteGuardIT {
+
+	static final List<TestBackend> backends = List.of(TestBackend.start("a"), TestBackend.start("b"));
+
+	@LocalManagementPort
+	int managementPort;
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway.properties(registry)
+			.route("managed")
+			.instances("managed", backends)
+			.set("management.endpoints.web.exposure.include", "gatewaylb")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		backends.forEach(TestBackend::close);
+	}
+
+	@Test
+	void refusesACrossSiteDrainOnTheManagementPortAndTakesCurls() {
+		String b = "127.0.0.1:" + backends.get(1).port();
+		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":true}", Map.of("Sec-Fetch-Site", "cross-site")))
+			.isEqualTo(403);
+		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":false}", Map.of())).isEqualTo(200);
+	}
+
+	private int post(String json, Map<String, String> headers) {
+		return HttpClient.newConnection().headers((h) -> {
+			h.set("Content-Type", "application/json");
+			headers.forEach(h::set);
+		})
+			.post()
+			.uri("http://127.0.0.1:" + this.managementPort + "/actuator/gatewaylb/managed")
+			.send(ByteBufFlux.fromString(Mono.just(json)))
+			.responseSingle(
+					(response, body) -> body.asString().defaultIfEmpty("").map((text) -> response.status().code()))
+			.block(Duration.ofSeconds(10));
+	}
+
+}
