@@ -1,5 +1,10 @@
 package dev.gatewaylb.bus;
 
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.RolloutAction;
@@ -23,9 +28,29 @@ import org.springframework.context.event.EventListener;
  * refresh that has not reached it, or a stale one) ignores it. A replica ignores its own
  * events, and a followed decision is told to nobody, so an event never echoes.
  */
-public final class BusFleetDecisions implements FleetDecisions {
+public final class BusFleetDecisions implements FleetDecisions, AutoCloseable {
+
+	/**
+	 * Most decisions waiting to be published; one more is dropped and counted.
+	 */
+	public static final int QUEUE_CAPACITY = 256;
+
+	/**
+	 * The publishing thread's name.
+	 */
+	public static final String THREAD_NAME = "gateway-lb-fleet";
 
 	private static final Log logger = LogFactory.getLog(BusFleetDecisions.class);
+
+	/**
+	 * Publishes on a thread of its own, through a bounded queue: the rollouts decide on
+	 * the control thread and the actuator's drain on a request thread, and a broker that
+	 * is down or slow (the binder's send blocks) must stall neither every rollout nor an
+	 * operator's action. Decisions leave in the order they were made.
+	 */
+	private final ThreadPoolExecutor sender;
+
+	private final LongAdder dropped = new LongAdder();
 
 	private final ApplicationEventPublisher publisher;
 
@@ -53,18 +78,64 @@ public final class BusFleetDecisions implements FleetDecisions {
 		this.everyone = destinations.getDestination(null);
 		this.rollouts = rollouts;
 		this.runtimes = runtimes;
+		this.sender = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(QUEUE_CAPACITY),
+				(task) -> {
+					Thread thread = new Thread(task, THREAD_NAME);
+					thread.setDaemon(true);
+					return thread;
+				}, (task, executor) -> dropped());
 	}
 
 	@Override
 	public void rollout(String split, String plan, RolloutAction action, @Nullable String reason) {
-		this.publisher.publishEvent(new RolloutVerdictEvent(this, this.matcher.getBusId(), this.everyone, split, plan,
-				action.label(), reason));
+		publish(new RolloutVerdictEvent(this, this.matcher.getBusId(), this.everyone, split, plan, action.label(),
+				reason));
 	}
 
 	@Override
 	public void drain(String service, String endpoint, boolean drain) {
-		this.publisher.publishEvent(
-				new EndpointDrainEvent(this, this.matcher.getBusId(), this.everyone, service, endpoint, drain));
+		publish(new EndpointDrainEvent(this, this.matcher.getBusId(), this.everyone, service, endpoint, drain));
+	}
+
+	/**
+	 * Returns how many decisions were dropped because the queue was full.
+	 * @return the count
+	 */
+	public long droppedDecisions() {
+		return this.dropped.sum();
+	}
+
+	/**
+	 * Stops publishing: decisions still queued are dropped (the context is closing).
+	 */
+	@Override
+	public void close() {
+		this.sender.shutdownNow();
+	}
+
+	private void publish(Object event) {
+		if (this.sender.isShutdown()) {
+			return;
+		}
+		this.sender.execute(() -> {
+			try {
+				this.publisher.publishEvent(event);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not tell the fleet of a decision (" + event.getClass().getSimpleName() + ")", ex);
+			}
+		});
+	}
+
+	private void dropped() {
+		this.dropped.increment();
+		long count = this.dropped.sum();
+		// The first drop, then one line per 100: a broker down for minutes must not
+		// flood the log.
+		if (count == 1 || count % 100 == 0) {
+			logger.warn("Dropped a decision for the fleet: " + QUEUE_CAPACITY
+					+ " are already waiting for the bus (is the broker reachable?); dropped so far: " + count);
+		}
 	}
 
 	/**

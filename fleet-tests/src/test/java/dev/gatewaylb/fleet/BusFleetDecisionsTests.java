@@ -1,0 +1,83 @@
+package dev.gatewaylb.fleet;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import dev.gatewaylb.bus.BusFleetDecisions;
+import dev.gatewaylb.bus.EndpointDrainEvent;
+import dev.gatewaylb.bus.RolloutVerdictEvent;
+import dev.gatewaylb.rollout.RolloutAction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.bus.PathServiceMatcher;
+import org.springframework.cloud.bus.event.PathDestinationFactory;
+import org.springframework.util.AntPathMatcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Publishing a replica's decisions never waits for the bus: a broker that blocks the
+ * binder's send stalls neither the control thread nor an operator's drain; decisions
+ * leave in order, and beyond the queue's capacity they are dropped and counted.
+ */
+class BusFleetDecisionsTests {
+
+	private final CountDownLatch brokerDown = new CountDownLatch(1);
+
+	private final List<Object> published = new CopyOnWriteArrayList<>();
+
+	private final BusFleetDecisions decisions = new BusFleetDecisions((event) -> {
+		try {
+			// A binder whose broker does not answer: the send blocks.
+			this.brokerDown.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.published.add(event);
+	}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(), null, null);
+
+	@AfterEach
+	void close() {
+		this.brokerDown.countDown();
+		this.decisions.close();
+	}
+
+	@Test
+	void aBlockedBusStallsNoCallerAndDropsWhatTheQueueCannotHold() {
+		long start = System.nanoTime();
+		int sent = BusFleetDecisions.QUEUE_CAPACITY + 50;
+		for (int i = 0; i < sent; i++) {
+			this.decisions.drain("svc", "10.0.0.1:" + (i + 1), true);
+		}
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the callers' time")
+			.isLessThan(Duration.ofSeconds(5));
+		// One in the sender's hands, a queue full, the rest dropped.
+		assertThat(this.decisions.droppedDecisions()).isBetween(49L, 50L);
+		this.brokerDown.countDown();
+		long kept = sent - this.decisions.droppedDecisions();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.published.size() == kept);
+		List<String> endpoints = this.published.stream()
+			.map((event) -> ((EndpointDrainEvent) event).getEndpoint())
+			.toList();
+		assertThat(endpoints.get(0)).isEqualTo("10.0.0.1:1");
+		assertThat(endpoints).as("in the order decided")
+			.isSortedAccordingTo(
+					(a, b) -> Integer.compare(Integer.parseInt(a.substring(9)), Integer.parseInt(b.substring(9))));
+	}
+
+	@Test
+	void aRolloutDecisionLeavesOnTheSendersThread() {
+		this.brokerDown.countDown();
+		this.decisions.rollout("shop", "plan", RolloutAction.PROMOTE, "promoted");
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.published.size() == 1);
+		assertThat(this.published.get(0)).isInstanceOf(RolloutVerdictEvent.class);
+		assertThat(this.decisions.droppedDecisions()).isZero();
+	}
+
+}
