@@ -126,6 +126,16 @@ public final class RetryBudget {
 		return true;
 	}
 
+	/**
+	 * Counts a retry that was sent without asking the budget, such as a route's own
+	 * {@code Retry} filter running the chain again: it spends the budget all the same, so
+	 * that the retries that do ask are refused sooner.
+	 * @param nowNanos the budget clock's current time
+	 */
+	public void retried(long nowNanos) {
+		this.retries.incrementAndGet(bucket(second(nowNanos)));
+	}
+
 	private int bucket(long second) {
 		int bucket = (int) Math.floorMod(second, (long) WINDOW_SECONDS);
 		long counted = this.seconds.get(bucket);

@@ -44,6 +44,22 @@ class RetryBudgetTests {
 	}
 
 	@Test
+	void retriesSentWithoutAskingSpendTheBudgetOfThoseThatAsk() {
+		RetryBudget budget = new RetryBudget(20, 0, this.clock::get);
+		for (int i = 0; i < 100; i++) {
+			budget.requested();
+		}
+		for (int i = 0; i < 15; i++) {
+			budget.retried(this.clock.get());
+		}
+		int allowed = 0;
+		while (budget.tryRetry()) {
+			allowed++;
+		}
+		assertThat(allowed).as("20 of 100 requests, 15 already spent").isEqualTo(5);
+	}
+
+	@Test
 	void forgetsRequestsThatLeftTheWindow() {
 		RetryBudget budget = new RetryBudget(100, 0, this.clock::get);
 		for (int i = 0; i < 50; i++) {

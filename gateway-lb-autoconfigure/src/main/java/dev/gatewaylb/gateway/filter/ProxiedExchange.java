@@ -187,6 +187,9 @@ final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		this.retries++;
+		// The route's filter did not ask the budget; it spends it all the same, so that
+		// gateway-lb's own retries stay within it.
+		runtime.budget().retried(runtime.nanoTime());
 		return next(runtime);
 	}
 
