@@ -17,7 +17,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.cloud.client.DefaultServiceInstance;
-import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -107,30 +106,20 @@ class ControlHealthIT {
 
 		@Bean
 		InstanceSource blockingInstanceSource() {
-			return new InstanceSource() {
-
-				@Override
-				public boolean balancesHere(String serviceId) {
-					return true;
-				}
-
-				@Override
-				public Mono<List<ServiceInstance>> instances(String serviceId) {
-					CountDownLatch latch = hold.get();
-					if (latch != null) {
-						// A discovery client that blocks the caller: the control thread.
-						try {
-							latch.await(30, TimeUnit.SECONDS);
-						}
-						catch (InterruptedException ex) {
-							Thread.currentThread().interrupt();
-						}
+			return new ScriptedInstanceSource((serviceId) -> {
+				CountDownLatch latch = hold.get();
+				if (latch != null) {
+					// A discovery client that blocks the caller: the control thread.
+					try {
+						latch.await(30, TimeUnit.SECONDS);
 					}
-					return Mono
-						.just(List.of(new DefaultServiceInstance("a", serviceId, "127.0.0.1", backend.port(), false)));
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
 				}
-
-			};
+				return Mono
+					.just(List.of(new DefaultServiceInstance("a", serviceId, "127.0.0.1", backend.port(), false)));
+			});
 		}
 
 	}

@@ -11,7 +11,6 @@ import reactor.core.publisher.Mono;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.cloud.client.DefaultServiceInstance;
-import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -65,26 +64,15 @@ class DiscoveryInputIT extends GatewayIntegrationTest {
 
 		@Bean
 		InstanceSource badRegistry() {
-			return new InstanceSource() {
-
-				@Override
-				public boolean balancesHere(String serviceId) {
-					return true;
-				}
-
-				@Override
-				public Mono<List<ServiceInstance>> instances(String serviceId) {
-					return Mono.just(List.of(new DefaultServiceInstance("n", serviceId, null, 80, false, Map.of()),
-							new DefaultServiceInstance("h", serviceId, "bad host", 80, false, Map.of()),
-							new DefaultServiceInstance("u", serviceId, "evil.com/x#", 80, false, Map.of()),
-							new DefaultServiceInstance("p0", serviceId, "127.0.0.1", 0, false, Map.of()),
-							new DefaultServiceInstance("p7", serviceId, "127.0.0.1", 70000, false, Map.of()),
-							new DefaultServiceInstance("good", serviceId, "127.0.0.1", good.port(), false, null),
-							new DefaultServiceInstance("good-again", serviceId, "127.0.0.1", good.port(), false,
-									Map.of("weight", "5"))));
-				}
-
-			};
+			return new ScriptedInstanceSource((serviceId) -> Mono
+				.just(List.of(new DefaultServiceInstance("n", serviceId, null, 80, false, Map.of()),
+						new DefaultServiceInstance("h", serviceId, "bad host", 80, false, Map.of()),
+						new DefaultServiceInstance("u", serviceId, "evil.com/x#", 80, false, Map.of()),
+						new DefaultServiceInstance("p0", serviceId, "127.0.0.1", 0, false, Map.of()),
+						new DefaultServiceInstance("p7", serviceId, "127.0.0.1", 70000, false, Map.of()),
+						new DefaultServiceInstance("good", serviceId, "127.0.0.1", good.port(), false, null),
+						new DefaultServiceInstance("good-again", serviceId, "127.0.0.1", good.port(), false,
+								Map.of("weight", "5")))));
 		}
 
 	}
