@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@code gatewaylb} actuator endpoint, when actuator is present and the endpoint is
@@ -36,6 +37,14 @@ public final class GatewayLbEndpointAutoConfiguration {
 			SplitRollouts rollouts, ObjectProvider<FleetDecisions> fleet) {
 		return new GatewayLbEndpoint(runtimes, settings, counters, rollouts,
 				() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
+	}
+
+	/**
+	 * Warns at start-up when the endpoint's writes are open on the application's port.
+	 */
+	@Bean
+	static WritableEndpointWarning gatewayLbWritableEndpointWarning(Environment environment) {
+		return new WritableEndpointWarning(environment);
 	}
 
 	/**
