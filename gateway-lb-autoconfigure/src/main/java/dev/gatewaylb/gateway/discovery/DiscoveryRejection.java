@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.discovery;
 
 import java.util.Locale;
 
+import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -72,10 +73,7 @@ public enum DiscoveryRejection {
 	 * @return whether valid
 	 */
 	static boolean isHost(String host) {
-		if (host.startsWith("[") && host.endsWith("]")) {
-			return isIpv6(host.substring(1, host.length() - 1));
-		}
-		if (host.indexOf(':') >= 0) {
+		if (host.startsWith("[") || host.indexOf(':') >= 0) {
 			return isIpv6(host);
 		}
 		String name = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
@@ -95,7 +93,24 @@ public enum DiscoveryRejection {
 		}
 		// An all-numeric name is an IPv4 literal, or nothing: 300.1.1.1 and 1.2.3 are
 		// neither.
-		return !allDigitsAndDots(name) || isIpv4(name);
+		return !allDigitsAndDots(name) || Cidr.parseAddress(name) != null;
+	}
+
+	/**
+	 * Returns whether a host is an IPv6 literal, bracketed or not, as the request parsers
+	 * read one ({@link Cidr#parseAddress}), with a zone ({@code %eth0}) allowed: a
+	 * registry on the same host may name one.
+	 */
+	private static boolean isIpv6(String host) {
+		String literal = (host.startsWith("[") && host.endsWith("]")) ? host.substring(1, host.length() - 1) : host;
+		int zone = literal.indexOf('%');
+		if (zone >= 0) {
+			if (zone == literal.length() - 1) {
+				return false;
+			}
+			literal = literal.substring(0, zone);
+		}
+		return literal.indexOf(':') >= 0 && Cidr.parseAddress(literal) != null;
 	}
 
 	private static boolean isLabel(String name, int start, int end) {
@@ -120,69 +135,6 @@ public enum DiscoveryRejection {
 			}
 		}
 		return true;
-	}
-
-	private static boolean isIpv4(String name) {
-		String[] parts = name.split("\\.", -1);
-		if (parts.length != 4) {
-			return false;
-		}
-		for (String part : parts) {
-			if (part.isEmpty() || part.length() > 3 || Integer.parseInt(part) > 255) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	/**
-	 * Returns whether a text is an IPv6 literal: hexadecimal groups of 1 to 4 digits, at
-	 * most eight, at most one {@code ::}, an optional IPv4 tail, and an optional zone
-	 * ({@code %eth0}).
-	 */
-	private static boolean isIpv6(String text) {
-		int zone = text.indexOf('%');
-		String address = (zone >= 0) ? text.substring(0, zone) : text;
-		if (zone >= 0 && zone == text.length() - 1) {
-			return false;
-		}
-		int compressed = address.indexOf("::");
-		if (compressed >= 0 && address.indexOf("::", compressed + 1) >= 0) {
-			return false;
-		}
-		if ((address.startsWith(":") && !address.startsWith("::"))
-				|| (address.endsWith(":") && !address.endsWith("::"))) {
-			return false;
-		}
-		String[] groups = address.split(":", -1);
-		int count = 0;
-		for (int i = 0; i < groups.length; i++) {
-			String group = groups[i];
-			if (group.isEmpty()) {
-				// Empty groups belong to the one "::", at the start, the end or inside.
-				continue;
-			}
-			if (i == groups.length - 1 && group.indexOf('.') >= 0) {
-				if (!allDigitsAndDots(group) || !isIpv4(group)) {
-					return false;
-				}
-				count += 2;
-				continue;
-			}
-			if (group.length() > 4) {
-				return false;
-			}
-			for (int j = 0; j < group.length(); j++) {
-				if (Character.digit(group.charAt(j), 16) < 0) {
-					return false;
-				}
-			}
-			count++;
-		}
-		if (compressed >= 0) {
-			return count < 8;
-		}
-		return count == 8;
 	}
 
 }

@@ -554,8 +554,7 @@ final class ProxiedExchange {
 	 */
 	private static boolean hedges(ServiceRuntime runtime, ServerHttpRequest request) {
 		HttpHeaders headers = request.getHeaders();
-		return runtime.settings().hedge().hedges(request.getMethod().name()) && headers.getContentLength() <= 0
-				&& !headers.containsHeader(HttpHeaders.TRANSFER_ENCODING)
+		return runtime.settings().hedge().hedges(request.getMethod().name()) && !RequestBodyIdle.hasBody(headers)
 				&& !"websocket".equalsIgnoreCase(headers.getUpgrade());
 	}
 
