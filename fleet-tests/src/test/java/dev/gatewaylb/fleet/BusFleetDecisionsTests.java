@@ -18,6 +18,7 @@ import org.springframework.cloud.bus.event.PathDestinationFactory;
 import org.springframework.util.AntPathMatcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -40,7 +41,9 @@ class BusFleetDecisionsTests {
 			Thread.currentThread().interrupt();
 		}
 		this.published.add(event);
-	}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(), null, null);
+	}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),
+			new BusFleetDecisions.Channel("gateway", null, true, true, "gateway"), System::currentTimeMillis, null,
+			null);
 
 	@AfterEach
 	void close() {
@@ -72,9 +75,19 @@ class BusFleetDecisionsTests {
 	}
 
 	@Test
+	void aBusIdTheFleetsDestinationDoesNotReachFailsAtStartNamingIt() {
+		assertThatIllegalStateException().isThrownBy(() -> new BusFleetDecisions((event) -> {
+		}, new PathServiceMatcher(new AntPathMatcher(":"), "replica-1"), new PathDestinationFactory(),
+				new BusFleetDecisions.Channel("gateway", null, true, true, "gateway"), System::currentTimeMillis, null,
+				null))
+			.withMessageStartingWith(
+					"spring.cloud.bus.id 'replica-1' is not reached by the fleet's destination 'gateway:**'");
+	}
+
+	@Test
 	void aRolloutDecisionLeavesOnTheSendersThread() {
 		this.brokerDown.countDown();
-		this.decisions.rollout("shop", "plan", RolloutAction.PROMOTE, "promoted");
+		this.decisions.rollout("shop", "plan", RolloutAction.PROMOTE, "promoted", false);
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.published.size() == 1);
 		assertThat(this.published.get(0)).isInstanceOf(RolloutVerdictEvent.class);
 		assertThat(this.decisions.droppedDecisions()).isZero();

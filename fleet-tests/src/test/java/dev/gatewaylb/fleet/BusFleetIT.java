@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import dev.gatewaylb.bus.BusFleetDecisions;
+import dev.gatewaylb.bus.RolloutVerdictEvent;
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutTrack;
 import dev.gatewaylb.rollout.SplitRollouts;
@@ -19,7 +21,10 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.cloud.bus.event.RefreshRemoteApplicationEvent;
@@ -36,6 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Both replicas import one configuration file, as replicas reading one Spring Cloud
  * Config server do; a test rewrites it and posts the refresh to one replica.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class BusFleetIT {
 
 	@TempDir
@@ -53,9 +59,20 @@ class BusFleetIT {
 
 	static final Backend catalogB = Backend.start("catalog-b");
 
+	static final Backend cartStable = Backend.start("cart-stable");
+
+	static final Backend cartCanary = Backend.start("cart-canary");
+
 	static Gateway first;
 
 	static Gateway second;
+
+	/**
+	 * A replica started during a test, and one of another fleet.
+	 */
+	static Gateway started;
+
+	static Gateway another;
 
 	static AmqpBroker broker;
 
@@ -89,8 +106,8 @@ class BusFleetIT {
 
 	@AfterAll
 	static void stop() {
-		for (AutoCloseable closeable : new AutoCloseable[] { first, second, stable, canary, other, catalogA,
-				catalogB }) {
+		for (AutoCloseable closeable : new AutoCloseable[] { another, started, first, second, stable, canary, other,
+				catalogA, catalogB, cartStable, cartCanary }) {
 			try {
 				if (closeable != null) {
 					closeable.close();
@@ -120,12 +137,12 @@ class BusFleetIT {
 		Verdict judged = last(firstRollouts.track("shop").verdicts());
 		Verdict followed = last(secondRollouts.track("shop").verdicts());
 		assertThat(judged.reason()).startsWith("error rate ");
-		assertThat(followed.reason()).isEqualTo("by replica-1: " + judged.reason());
+		assertThat(followed.reason()).isEqualTo("by fleet-it:replica-1: " + judged.reason());
 		assertThat(followed.atMillis() - judged.atMillis()).as("ms from the verdict to the follower")
 			.isBetween(0L, 1_000L);
 		System.out.println("FLEET rollback followed in " + (followed.atMillis() - judged.atMillis()) + " ms");
 		assertThat(second.body("/actuator/gatewaylb/shop")).contains("\"state\":\"rolled-back\"",
-				"\"reason\":\"rolled back by replica-1: error rate ");
+				"\"reason\":\"rolled back by fleet-it:replica-1: error rate ");
 	}
 
 	@Test
@@ -199,6 +216,74 @@ class BusFleetIT {
 			.until(() -> !second.body("/actuator/gatewaylb/catalog").contains("\"state\":\"draining\""));
 	}
 
+	/**
+	 * Last: it rolls the cart rollout back.
+	 */
+	@Test
+	@Order(Integer.MAX_VALUE)
+	void aPromotionSurvivesARestartAndNeitherAStaleNorAReplayedRollBackNorAnotherFleetChangesIt() {
+		List<RolloutVerdictEvent> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+		first.context().addApplicationListener((ApplicationEvent event) -> {
+			if (event instanceof RolloutVerdictEvent verdict && verdict.getSplit().equals("cart")) {
+				told.add(verdict);
+			}
+		});
+		assertThat(first.post("/actuator/gatewaylb/cart", "{\"rollout\":\"promote\"}")).isEqualTo(200);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> cart(second) == Rollout.State.PROMOTED && !told.isEmpty());
+		RolloutVerdictEvent promotion = told.get(0);
+
+		// A replica that starts: a restart and a scale-up take the same path. (Closing a
+		// replica here would stop Reactor Netty's global event loops, which every
+		// replica in this JVM runs on.)
+		started = Gateway.start(replica("replica-3"));
+		Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> cart(started) == Rollout.State.PROMOTED);
+		RolloutTrack restarted = started.context().getBean(SplitRollouts.class).track("cart");
+		assertThat(last(restarted.verdicts()).reason()).isEqualTo("as fleet-it:replica-1 has it");
+		for (int i = 0; i < 20; i++) {
+			assertThat(started.get("/cart/")).as("request %d after the start", i).isEqualTo("cart-canary");
+		}
+
+		// A judgement's roll-back older than the promotion (a replica's late verdict, a
+		// replay), published twice from the first replica.
+		BusFleetDecisions decisions = started.context().getBean(BusFleetDecisions.class);
+		long stale = decisions.rejectedEvents("stale");
+		long duplicate = decisions.rejectedEvents("duplicate");
+		RolloutVerdictEvent late = BusEvents.from(first, new RolloutVerdictEvent());
+		late.setFleet(promotion.getFleet());
+		late.setVersion(promotion.getVersion() - 1);
+		late.setSplit("cart");
+		late.setPlan(promotion.getPlan());
+		late.setAction("roll-back");
+		late.setReason("error rate 1.0000 against 0.0000 of the other targets");
+		first.context().publishEvent(late);
+		first.context().publishEvent(late);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> decisions.rejectedEvents("stale") > stale
+					&& decisions.rejectedEvents("duplicate") > duplicate);
+		assertThat(cart(started)).isEqualTo(Rollout.State.PROMOTED);
+
+		Map<String, Object> neighbour = replica("neighbour-1");
+		neighbour.put("gateway.lb.fleet.name", "another-fleet");
+		another = Gateway.start(neighbour);
+		BusFleetDecisions theirs = another.context().getBean(BusFleetDecisions.class);
+		long foreign = theirs.rejectedEvents("other-fleet");
+		assertThat(first.post("/actuator/gatewaylb/cart", "{\"rollout\":\"roll-back\"}")).isEqualTo(200);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> cart(started) == Rollout.State.ROLLED_BACK && theirs.rejectedEvents("other-fleet") > foreign);
+		assertThat(cart(another)).as("the other fleet's rollout, waiting for its own peers")
+			.isEqualTo(Rollout.State.PAUSED);
+		assertThat(another.context().getBean(SplitRollouts.class).track("cart").awaitsPeers()).isTrue();
+	}
+
+	private static Rollout.State cart(Gateway replica) {
+		RolloutTrack track = replica.context().getBean(SplitRollouts.class).track("cart");
+		return (track != null) ? track.status().state() : null;
+	}
+
 	private static long generation(Gateway replica) {
 		String report = replica.body("/actuator/gatewaylb");
 		String rest = report.substring(report.indexOf("\"generation\":") + 13);
@@ -249,6 +334,18 @@ class BusFleetIT {
 		properties.put("spring.cloud.discovery.client.simple.instances.other[0].uri",
 				"http://127.0.0.1:" + other.port());
 		Gateway.route(properties, 1, "catalog");
+		// A rollout only an operator moves: its interval is longer than the test.
+		properties.put("spring.cloud.discovery.client.simple.instances.cart-stable[0].uri",
+				"http://127.0.0.1:" + cartStable.port());
+		properties.put("spring.cloud.discovery.client.simple.instances.cart-canary[0].uri",
+				"http://127.0.0.1:" + cartCanary.port());
+		Gateway.route(properties, 2, "cart");
+		properties.put("gateway.lb.splits.cart.targets.cart-stable", 100);
+		properties.put("gateway.lb.splits.cart.targets.cart-canary", 0);
+		properties.put("gateway.lb.splits.cart.rollout.target", "cart-canary");
+		properties.put("gateway.lb.splits.cart.rollout.steps", "50,100");
+		properties.put("gateway.lb.splits.cart.rollout.interval", "1h");
+		properties.put("gateway.lb.splits.cart.rollout.min-requests", 1000);
 		properties.put("gateway.lb.splits.shop.targets.shop-canary", 0);
 		properties.put("gateway.lb.splits.shop.rollout.target", "shop-canary");
 		properties.put("gateway.lb.splits.shop.rollout.steps", "50,100");

@@ -19,12 +19,19 @@ final class BusSettings {
 	 */
 	static final String DESTINATION = "gatewayLbFleetIT";
 
+	/**
+	 * The replicas' application name: every bus id starts with it, as the fleet's events
+	 * are for {@code <name>:**}.
+	 */
+	static final String APPLICATION = "fleet-it";
+
 	static Map<String, Object> replica(String id, AmqpBroker broker) {
 		Map<String, Object> properties = new HashMap<>();
 		properties.put("spring.cloud.bus.destination", DESTINATION);
 		properties.put("spring.rabbitmq.host", broker.host());
 		properties.put("spring.rabbitmq.port", broker.port());
-		properties.put("spring.cloud.bus.id", id);
+		properties.put("spring.application.name", APPLICATION);
+		properties.put("spring.cloud.bus.id", APPLICATION + ":" + id);
 		// RabbitMQ 3.10 refuses the anonymous queue Spring AMQP 4 declares: a group per
 		// replica, its queue not durable.
 		properties.put("spring.cloud.stream.bindings.springCloudBusInput.group", id);

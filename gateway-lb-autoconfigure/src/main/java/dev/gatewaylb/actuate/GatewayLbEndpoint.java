@@ -259,7 +259,7 @@ public class GatewayLbEndpoint {
 			.toList();
 		return new RolloutReport(plan.target(), status.state().label(), plan.steps(), status.step(), status.percent(),
 				plan.intervalNanos() / 1_000_000, judgeIn, status.reason(), window(current.canary()),
-				window(current.others()), verdicts);
+				window(current.others()), verdicts, plan.id(), track.awaitsPeers());
 	}
 
 	private static @Nullable WindowReport window(Rollout.@Nullable Window window) {

@@ -127,10 +127,13 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param canary what the target did on this step so far
 	 * @param others what the other targets did on this step so far
 	 * @param verdicts the latest decisions, oldest first
+	 * @param id the rollout's epoch, {@code rollout.id} or the one derived from the block
+	 * @param awaitingPeers whether it waits, paused on its first step, for a peer to tell
+	 * where the fleet has it (a replica that just started)
 	 */
 	public record RolloutReport(String target, String state, int[] steps, int step, int percent, long intervalMillis,
 			@Nullable Long judgeInMillis, @Nullable String reason, @Nullable WindowReport canary,
-			@Nullable WindowReport others, List<VerdictReport> verdicts) {
+			@Nullable WindowReport others, List<VerdictReport> verdicts, String id, boolean awaitingPeers) {
 	}
 
 	/**

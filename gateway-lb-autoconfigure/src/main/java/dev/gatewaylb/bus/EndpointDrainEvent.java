@@ -1,13 +1,17 @@
 package dev.gatewaylb.bus;
 
+import java.util.Arrays;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.cloud.bus.event.Destination;
-import org.springframework.cloud.bus.event.RemoteApplicationEvent;
 
 /**
  * An endpoint drained, or brought back, through one replica's actuator, for every replica
  * of the fleet. Serialized as JSON by Spring Cloud Bus.
  */
-public class EndpointDrainEvent extends RemoteApplicationEvent {
+public class EndpointDrainEvent extends FleetEvent {
 
 	private String service = "";
 
@@ -26,14 +30,16 @@ public class EndpointDrainEvent extends RemoteApplicationEvent {
 	 * arguments and the setters, not this one (whose source would be null).
 	 * @param source the publisher
 	 * @param origin this replica's bus id
-	 * @param destination every replica
+	 * @param destination every replica of the fleet
+	 * @param fleet the fleet's name
+	 * @param version the decision's version
 	 * @param service the service id
 	 * @param endpoint the endpoint's {@code host:port}
 	 * @param drain whether it drains
 	 */
-	EndpointDrainEvent(Object source, String origin, Destination destination, String service, String endpoint,
-			boolean drain) {
-		super(source, origin, destination);
+	EndpointDrainEvent(Object source, String origin, Destination destination, String fleet, long version,
+			String service, String endpoint, boolean drain) {
+		super(source, origin, destination, fleet, version);
 		this.service = service;
 		this.endpoint = endpoint;
 		this.drain = drain;
@@ -61,6 +67,19 @@ public class EndpointDrainEvent extends RemoteApplicationEvent {
 
 	public void setDrain(boolean drain) {
 		this.drain = drain;
+	}
+
+	@Override
+	List<@Nullable String> signedFields() {
+		return Arrays.asList(this.service, this.endpoint, String.valueOf(this.drain));
+	}
+
+	@Override
+	@Nullable String invalidField() {
+		if (!isName(this.service)) {
+			return "service";
+		}
+		return isName(this.endpoint) ? null : "endpoint";
 	}
 
 }

@@ -1,16 +1,19 @@
 package dev.gatewaylb.bus;
 
+import java.util.Arrays;
+import java.util.List;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
-import org.springframework.cloud.bus.event.RemoteApplicationEvent;
 
 /**
  * A rollout decision one replica took, for every replica of the fleet: the split, the
- * fingerprint of the rollout block it was about, the action and why. Serialized as JSON
- * by Spring Cloud Bus; the no-argument constructor and setters are Jackson's.
+ * fingerprint of the rollout block it was about (with its {@code rollout.id}), the
+ * action, why, and whether an operator asked for it. Serialized as JSON by Spring Cloud
+ * Bus; the no-argument constructor and setters are Jackson's.
  */
-public class RolloutVerdictEvent extends RemoteApplicationEvent {
+public class RolloutVerdictEvent extends FleetEvent {
 
 	private String split = "";
 
@@ -19,6 +22,8 @@ public class RolloutVerdictEvent extends RemoteApplicationEvent {
 	private String action = "";
 
 	private @Nullable String reason;
+
+	private boolean byOperator;
 
 	/**
 	 * For Jackson.
@@ -31,20 +36,24 @@ public class RolloutVerdictEvent extends RemoteApplicationEvent {
 	 * arguments and the setters, not this one (whose source would be null).
 	 * @param source the publisher
 	 * @param origin this replica's bus id
-	 * @param destination every replica
+	 * @param destination every replica of the fleet
+	 * @param fleet the fleet's name
+	 * @param version the decision's version
 	 * @param split the split's name
 	 * @param plan the rollout block's fingerprint
 	 * @param action the action's label ({@code roll-back}, {@code promote},
 	 * {@code pause}, {@code resume})
 	 * @param reason why
+	 * @param byOperator whether an operator asked for it
 	 */
-	RolloutVerdictEvent(Object source, String origin, Destination destination, String split, String plan, String action,
-			@Nullable String reason) {
-		super(source, origin, destination);
+	RolloutVerdictEvent(Object source, String origin, Destination destination, String fleet, long version, String split,
+			String plan, String action, @Nullable String reason, boolean byOperator) {
+		super(source, origin, destination, fleet, version);
 		this.split = split;
 		this.plan = plan;
 		this.action = action;
 		this.reason = reason;
+		this.byOperator = byOperator;
 	}
 
 	public String getSplit() {
@@ -77,6 +86,34 @@ public class RolloutVerdictEvent extends RemoteApplicationEvent {
 
 	public void setReason(@Nullable String reason) {
 		this.reason = reason;
+	}
+
+	public boolean isByOperator() {
+		return this.byOperator;
+	}
+
+	public void setByOperator(boolean byOperator) {
+		this.byOperator = byOperator;
+	}
+
+	@Override
+	List<@Nullable String> signedFields() {
+		return Arrays.asList(this.split, this.plan, this.action, this.reason, String.valueOf(this.byOperator));
+	}
+
+	@Override
+	@Nullable String invalidField() {
+		if (!isName(this.split)) {
+			return "split";
+		}
+		// A fingerprint has spaces between its parts: bounded, no control characters.
+		if (!isName(this.plan.replace(' ', '_'))) {
+			return "plan";
+		}
+		if (!isName(this.action)) {
+			return "action";
+		}
+		return isReason(this.reason) ? null : "reason";
 	}
 
 }

@@ -20,9 +20,13 @@ import org.jspecify.annotations.Nullable;
  * over an interval, 0 to 1.
  * @param maxLatencyRatio Most the canary's p99 may be, as a multiple of the other
  * targets' p99 over an interval, at least 1.
+ * @param id The rollout's epoch: replicas follow each other's decisions only about the
+ * same id, so give the block a new one to run it again after a roll-back. 1 to 64
+ * letters, digits, '.', '_' or '-'; unset, one is derived from the other keys.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,
-		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio) {
+		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio,
+		@Nullable String id) {
 
 	public RolloutProperties {
 		steps = (steps != null) ? List.copyOf(steps) : null;

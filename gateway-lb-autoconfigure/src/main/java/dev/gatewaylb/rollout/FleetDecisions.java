@@ -16,7 +16,8 @@ public interface FleetDecisions {
 	FleetDecisions NONE = new FleetDecisions() {
 
 		@Override
-		public void rollout(String split, String plan, RolloutAction action, @Nullable String reason) {
+		public void rollout(String split, String plan, RolloutAction action, @Nullable String reason,
+				boolean byOperator) {
 		}
 
 		@Override
@@ -32,8 +33,20 @@ public interface FleetDecisions {
 	 * with another rollout block ignores it
 	 * @param action what the other replicas should do
 	 * @param reason why, as this replica's actuator shows it
+	 * @param byOperator whether an operator asked for it (a judgement's decision
+	 * otherwise): only an operator's roll-back undoes a promotion
 	 */
-	void rollout(String split, String plan, RolloutAction action, @Nullable String reason);
+	void rollout(String split, String plan, RolloutAction action, @Nullable String reason, boolean byOperator);
+
+	/**
+	 * Returns whether a replica that starts asks its peers for the fleet's state of each
+	 * rollout before running it: then its rollouts start paused on their first step until
+	 * the first peer answers, or for one interval when none does.
+	 * @return {@code false} unless there is a fleet to ask
+	 */
+	default boolean asksPeersOnStart() {
+		return false;
+	}
 
 	/**
 	 * An endpoint drained, or brought back, through this replica's actuator.

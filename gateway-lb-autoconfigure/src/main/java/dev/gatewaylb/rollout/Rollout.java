@@ -81,9 +81,17 @@ public final class Rollout {
 	 * @param maxErrorRateIncrease the most the canary's error rate may exceed the others'
 	 * @param maxLatencyRatio the most the canary's p99 may be, as a multiple of the
 	 * others'
+	 * @param id the rollout's epoch ({@code rollout.id}): replicas act on each other's
+	 * decisions only for the same id, so an operator who runs the same block again after
+	 * a roll-back gives it a new one; {@code null} derives one from the rest of the plan
 	 */
 	public record Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
-			double maxLatencyRatio) {
+			double maxLatencyRatio, String id) {
+
+		/**
+		 * The longest {@code rollout.id}.
+		 */
+		public static final int MAX_ID_LENGTH = 64;
 
 		public Plan {
 			Objects.requireNonNull(target, "target");
@@ -118,6 +126,69 @@ public final class Rollout {
 			if (!(maxLatencyRatio >= 1 && Double.isFinite(maxLatencyRatio))) {
 				throw new IllegalArgumentException("max-latency-ratio: " + maxLatencyRatio + " (expected: >= 1)");
 			}
+			if (id == null) {
+				id = derivedId(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio);
+			}
+			else if (!isValidId(id)) {
+				throw new IllegalArgumentException(
+						"id: " + id + " (expected: 1 to " + MAX_ID_LENGTH + " letters, digits, '.', '_' or '-')");
+			}
+		}
+
+		/**
+		 * Creates a plan whose id is derived from the rest of it.
+		 * @param target the split target whose share ramps
+		 * @param steps the target's percent at each step
+		 * @param intervalNanos the time on each step
+		 * @param minRequests the fewest canary requests to judge
+		 * @param maxErrorRateIncrease the most the error rate may exceed the others'
+		 * @param maxLatencyRatio the most the p99 may be, as a multiple of the others'
+		 */
+		public Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
+				double maxLatencyRatio) {
+			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null);
+		}
+
+		/**
+		 * Returns whether a text can be a {@code rollout.id}: it travels in every fleet
+		 * event and is logged, so it is short and printable.
+		 * @param id the text
+		 * @return whether it is 1 to {@value #MAX_ID_LENGTH} letters, digits, '.', '_' or
+		 * '-'
+		 */
+		public static boolean isValidId(String id) {
+			if (id.isEmpty() || id.length() > MAX_ID_LENGTH) {
+				return false;
+			}
+			for (int i = 0; i < id.length(); i++) {
+				char c = id.charAt(i);
+				boolean allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+						|| c == '_' || c == '-';
+				if (!allowed) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		/**
+		 * The id of a block that sets none: the same on every replica and JVM for the
+		 * same keys (the first 8 bytes of a SHA-256 of them, in hex), another one when
+		 * any key changes.
+		 */
+		private static String derivedId(String target, int[] steps, long intervalNanos, long minRequests,
+				double maxErrorRateIncrease, double maxLatencyRatio) {
+			String block = target + " " + Arrays.toString(steps) + " " + intervalNanos + " " + minRequests + " "
+					+ maxErrorRateIncrease + " " + maxLatencyRatio;
+			try {
+				byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+					.digest(block.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+				return java.util.HexFormat.of().formatHex(digest, 0, 8);
+			}
+			catch (java.security.NoSuchAlgorithmException ex) {
+				// Every JDK has SHA-256 (a required algorithm of the platform).
+				throw new IllegalStateException(ex);
+			}
 		}
 
 		@Override
@@ -139,13 +210,13 @@ public final class Rollout {
 		 * @return the fingerprint
 		 */
 		public String fingerprint() {
-			return this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns " + this.minRequests
-					+ " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio;
+			return this.id + " " + this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns "
+					+ this.minRequests + " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio;
 		}
 
 		@Override
 		public boolean equals(@Nullable Object other) {
-			return other instanceof Plan plan && this.target.equals(plan.target)
+			return other instanceof Plan plan && this.id.equals(plan.id) && this.target.equals(plan.target)
 					&& Arrays.equals(this.steps, plan.steps) && this.intervalNanos == plan.intervalNanos
 					&& this.minRequests == plan.minRequests
 					&& Double.compare(this.maxErrorRateIncrease, plan.maxErrorRateIncrease) == 0
@@ -154,13 +225,13 @@ public final class Rollout {
 
 		@Override
 		public int hashCode() {
-			return Objects.hash(this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
+			return Objects.hash(this.id, this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
 					this.maxErrorRateIncrease, this.maxLatencyRatio);
 		}
 
 		@Override
 		public String toString() {
-			return "Plan[" + this.target + " " + Arrays.toString(this.steps) + "]";
+			return "Plan[" + this.id + " " + this.target + " " + Arrays.toString(this.steps) + "]";
 		}
 
 	}

@@ -39,6 +39,21 @@ public final class RolloutTrack {
 
 	private volatile List<Verdict> verdicts = List.of();
 
+	/**
+	 * Whether the rollout waits for the peers' state; read by the fleet's bus thread.
+	 */
+	private volatile boolean awaitingPeers;
+
+	/**
+	 * Until when, on the control thread's clock, it waits. Control thread only.
+	 */
+	private long awaitPeersUntil;
+
+	/**
+	 * Whether the promotion was logged. Control thread only.
+	 */
+	private boolean promotionLogged;
+
 	RolloutTrack(String split, Rollout.Plan plan, Rollout.Status status) {
 		this.split = split;
 		this.plan = plan;
@@ -120,7 +135,47 @@ public final class RolloutTrack {
 		return this.verdicts;
 	}
 
+	/**
+	 * Returns whether the rollout, started with the replica, still waits for its peers to
+	 * tell where the fleet has it (paused on its first step meanwhile).
+	 * @return whether it waits
+	 */
+	public boolean awaitsPeers() {
+		return this.awaitingPeers;
+	}
+
 	// Control thread only, below.
+
+	long awaitPeersUntil() {
+		return this.awaitPeersUntil;
+	}
+
+	/**
+	 * Waits for the peers' state until the given time.
+	 */
+	void awaitPeers(long untilNanos) {
+		this.awaitPeersUntil = untilNanos;
+		this.awaitingPeers = true;
+	}
+
+	/**
+	 * Stops waiting for the peers' state.
+	 */
+	void stopAwaitingPeers() {
+		this.awaitingPeers = false;
+	}
+
+	/**
+	 * Returns {@code true} the first time it is asked: whether the promotion is still to
+	 * be logged.
+	 */
+	boolean firstPromotion() {
+		if (this.promotionLogged) {
+			return false;
+		}
+		this.promotionLogged = true;
+		return true;
+	}
 
 	void keep(Rollout.Plan equal) {
 		this.plan = equal;

@@ -1,7 +1,9 @@
 package dev.gatewaylb.rollout;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,6 +43,11 @@ public final class SplitRollouts {
 
 	private static final System.Logger logger = System.getLogger(SplitRollouts.class.getName());
 
+	/**
+	 * The reason of a rollout's first verdict while it waits for the peers' state.
+	 */
+	static final String AWAITING_PEERS = "paused until a peer tells its state in the fleet, one interval at most";
+
 	private final ControlThread control;
 
 	private final Separately separately = new Separately("rollout-tick");
@@ -66,6 +73,12 @@ public final class SplitRollouts {
 	private final Map<String, Map<Rollout.State, AtomicLong>> transitions = new ConcurrentHashMap<>();
 
 	private volatile ControlThread.@Nullable Job ticks;
+
+	/**
+	 * Whether plans were put in force before: only the rollouts of the first plans, at
+	 * start-up, wait for the peers' state. Control thread only.
+	 */
+	private boolean planned;
 
 	/**
 	 * Creates the runner; no rollout is judged until {@link #start()}.
@@ -175,15 +188,20 @@ public final class SplitRollouts {
 	/**
 	 * Follows a decision another replica took, on the control thread: the same action,
 	 * with the other replica named in the reason, told to nobody. A decision about
-	 * another plan (the replicas' rollout blocks differ) or a split without a rollout is
-	 * ignored.
+	 * another plan (the replicas' rollout blocks or ids differ) or a split without a
+	 * rollout is ignored, and so is a judgement's roll-back of a promoted rollout: a
+	 * replica that judged a roll-back on a few requests, or an event that arrives late,
+	 * must not send the whole fleet back to the old version after a promotion. Only an
+	 * operator's roll-back undoes one.
 	 * @param split the split's name
 	 * @param plan the fingerprint of the plan decided on
 	 * @param action the action
 	 * @param reason why, as the other replica said
 	 * @param origin the other replica
+	 * @param byOperator whether an operator asked for it
 	 */
-	public void follow(String split, String plan, RolloutAction action, @Nullable String reason, String origin) {
+	public void follow(String split, String plan, RolloutAction action, @Nullable String reason, String origin,
+			boolean byOperator) {
 		this.control.execute(() -> {
 			RolloutTrack track = find(split);
 			if (track == null || !track.plan().fingerprint().equals(plan)) {
@@ -191,7 +209,50 @@ public final class SplitRollouts {
 						+ " from " + origin + ": not the rollout here");
 				return;
 			}
+			if (action == RolloutAction.ROLL_BACK && !byOperator && track.status().state() == Rollout.State.PROMOTED) {
+				logger.log(System.Logger.Level.INFO, "Kept the promotion of " + track.plan().target() + " in split "
+						+ track.split() + ": a judgement's roll-back from " + origin + " does not undo it");
+				return;
+			}
 			apply(track, action, "by " + origin + ((reason != null) ? ": " + reason : ""), false);
+		});
+	}
+
+	/**
+	 * Returns where each rollout stands here, for a peer that starts; a rollout still
+	 * waiting for the peers' state is left out (it knows nothing to tell).
+	 * @return the states
+	 */
+	public List<PeerState> peerStates() {
+		List<PeerState> states = new ArrayList<>();
+		for (RolloutTrack track : this.tracks.values()) {
+			if (!track.awaitsPeers()) {
+				Rollout.Status status = track.status();
+				states.add(new PeerState(track.split(), track.plan().fingerprint(), status.state(), status.step(),
+						status.reason()));
+			}
+		}
+		return states;
+	}
+
+	/**
+	 * Takes the state of the rollouts a peer answered with, on the control thread: each
+	 * rollout still waiting for it takes its peer's state (the same step, paused,
+	 * promoted or rolled back; a progressing step judged a fresh interval from now), or
+	 * starts on its first step when the peer has no such rollout. The first answer ends
+	 * the wait; later ones change nothing here (the decisions they carry arrive as
+	 * decisions).
+	 * @param states the peer's rollouts
+	 * @param origin the peer
+	 */
+	public void peersAnswered(List<PeerState> states, String origin) {
+		List<PeerState> copy = List.copyOf(states);
+		this.control.execute(() -> {
+			for (RolloutTrack track : this.tracks.values()) {
+				if (track.awaitsPeers()) {
+					adopt(track, copy, origin);
+				}
+			}
 		});
 	}
 
@@ -211,6 +272,12 @@ public final class SplitRollouts {
 	// Everything below runs on the control thread.
 
 	private void apply(Map<String, Rollout.Plan> plans) {
+		// A replica that starts (a restart, a scale-up) runs each rollout where its
+		// peers have it, not from the first step: a promoted canary's traffic must not
+		// go back to the old version, which may already be scaled down. Until a peer
+		// answers, the rollout stays paused on its first step.
+		boolean askPeers = !this.planned && this.fleet.get().asksPeersOnStart();
+		this.planned = true;
 		plans.forEach((split, plan) -> {
 			RolloutTrack track = this.tracks.get(split);
 			if (track != null && track.plan().equals(plan)) {
@@ -227,7 +294,20 @@ public final class SplitRollouts {
 				}
 				return counts;
 			});
-			RolloutTrack started = new RolloutTrack(split, plan, Rollout.start(plan, this.control.nanoTime()));
+			long now = this.control.nanoTime();
+			if (askPeers) {
+				RolloutTrack waiting = new RolloutTrack(split, plan, Rollout.pause(Rollout.start(plan, now)));
+				waiting.awaitPeers(now + plan.intervalNanos());
+				this.tracks.put(split, waiting);
+				count(waiting, Rollout.State.PAUSED);
+				verdict(waiting, VerdictKind.STARTED, AWAITING_PEERS, null);
+				logger.log(System.Logger.Level.INFO,
+						"Rollout of " + plan.target() + " in split " + split
+								+ " waits for its state in the fleet (paused at " + plan.steps()[0]
+								+ "%, one interval at most)");
+				return;
+			}
+			RolloutTrack started = new RolloutTrack(split, plan, Rollout.start(plan, now));
 			this.tracks.put(split, started);
 			count(started, Rollout.State.PROGRESSING);
 			verdict(started, VerdictKind.STARTED, (track != null) ? "the rollout block changed" : null, null);
@@ -244,6 +324,11 @@ public final class SplitRollouts {
 	}
 
 	private void judge(RolloutTrack track, long now) {
+		if (track.awaitsPeers() && now - track.awaitPeersUntil() >= 0) {
+			// Nobody answered in an interval: alone, or the whole fleet restarted.
+			startAlone(track, "no peer told its state within one interval: from the first step");
+			return;
+		}
 		if (!track.isJudging()) {
 			// Paused or ended: nothing records, and entering that state emptied the
 			// windows.
@@ -270,7 +355,8 @@ public final class SplitRollouts {
 				enter(track, next);
 				logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
 						+ track.split() + " is promoted at " + next.percent() + "%");
-				this.fleet.get().rollout(track.split(), track.plan().fingerprint(), RolloutAction.PROMOTE, "promoted");
+				this.fleet.get()
+					.rollout(track.split(), track.plan().fingerprint(), RolloutAction.PROMOTE, "promoted", false);
 			}
 			case ROLLED_BACK -> {
 				verdict(track, VerdictKind.ROLLED_BACK, next.reason(), windows);
@@ -278,9 +364,55 @@ public final class SplitRollouts {
 				logger.log(System.Logger.Level.WARNING,
 						"Rolled back " + track.plan().target() + " in split " + track.split() + ": " + next.reason());
 				this.fleet.get()
-					.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason());
+					.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason(), false);
 			}
 		}
+	}
+
+	private void adopt(RolloutTrack track, List<PeerState> states, String origin) {
+		Rollout.Plan plan = track.plan();
+		PeerState peer = null;
+		for (PeerState state : states) {
+			if (state.split().equalsIgnoreCase(track.split()) && state.plan().equals(plan.fingerprint())) {
+				peer = state;
+			}
+		}
+		if (peer == null) {
+			startAlone(track, origin + " has no such rollout, or is starting too: from the first step");
+			return;
+		}
+		int step = Math.max(0, Math.min(peer.step(), plan.lastStep()));
+		int percent = plan.step(step);
+		long now = this.control.nanoTime();
+		String by = "as " + origin + " has it";
+		Rollout.Status next = switch (peer.state()) {
+			case PROGRESSING ->
+				new Rollout.Status(Rollout.State.PROGRESSING, step, percent, now + plan.intervalNanos(), null);
+			case PAUSED -> new Rollout.Status(Rollout.State.PAUSED, step, percent, 0, null);
+			case PROMOTED ->
+				new Rollout.Status(Rollout.State.PROMOTED, plan.lastStep(), plan.step(plan.lastStep()), 0, null);
+			case ROLLED_BACK -> new Rollout.Status(Rollout.State.ROLLED_BACK, step, 0, 0,
+					"rolled back " + by + ((peer.reason() != null) ? ": " + peer.reason() : ""));
+		};
+		track.stopAwaitingPeers();
+		VerdictKind kind = switch (next.state()) {
+			case PROGRESSING -> VerdictKind.RESUMED;
+			case PAUSED -> VerdictKind.PAUSED;
+			case PROMOTED -> VerdictKind.PROMOTED;
+			case ROLLED_BACK -> VerdictKind.ROLLED_BACK;
+		};
+		verdict(track, kind, by, null);
+		enter(track, next);
+		logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + track.split() + " is "
+				+ next.state().label() + " at " + next.percent() + "% " + by);
+	}
+
+	private void startAlone(RolloutTrack track, String why) {
+		track.stopAwaitingPeers();
+		verdict(track, VerdictKind.RESUMED, why, null);
+		enter(track, Rollout.start(track.plan(), this.control.nanoTime()));
+		logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split " + track.split()
+				+ " started at " + track.status().percent() + "%: " + why);
 	}
 
 	/**
@@ -288,6 +420,8 @@ public final class SplitRollouts {
 	 * operator's.
 	 */
 	private void apply(RolloutTrack track, RolloutAction action, String by, boolean tell) {
+		// An operator's action, or a peer's decision, ends the wait for the peers' state.
+		track.stopAwaitingPeers();
 		Rollout.Status status = track.status();
 		Rollout.Status next = Rollout.act(track.plan(), status, action, "rolled back " + by, this.control.nanoTime());
 		if (next.equals(status)) {
@@ -299,13 +433,22 @@ public final class SplitRollouts {
 		logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split " + track.split()
 				+ " is " + verdict.label() + " " + by + ", at " + next.percent() + "%");
 		if (tell) {
-			this.fleet.get().rollout(track.split(), track.plan().fingerprint(), action, "by an operator");
+			this.fleet.get().rollout(track.split(), track.plan().fingerprint(), action, "by an operator", true);
 		}
 	}
 
 	private void enter(RolloutTrack track, Rollout.Status next) {
 		track.enter(next);
 		count(track, next.state());
+		if (next.state() == Rollout.State.PROMOTED && track.firstPromotion()) {
+			// Once per rollout: the promotion lives in memory, and a fleet restarted all
+			// at once (nobody left to ask) runs the rollout again from its first step.
+			logger.log(System.Logger.Level.WARNING,
+					"Rollout of " + track.plan().target() + " in split " + track.split()
+							+ " is promoted: put its final weights in the configuration (the target at "
+							+ next.percent() + "% of the split) and remove the rollout block, or a fleet that restarts"
+							+ " all at once runs it again from its first step");
+		}
 	}
 
 	private void count(RolloutTrack track, Rollout.State state) {
@@ -323,6 +466,26 @@ public final class SplitRollouts {
 		Rollout.Status status = track.status();
 		track.verdict(new Verdict(this.epochMillis.getAsLong(), status.step(), status.percent(), kind, reason,
 				(windows != null) ? windows.canary() : null, (windows != null) ? windows.others() : null));
+	}
+
+	/**
+	 * A rollout as a peer has it: what a replica that starts takes instead of the first
+	 * step.
+	 *
+	 * @param split the split's name as configured
+	 * @param plan the plan's fingerprint, with its id
+	 * @param state where it stands
+	 * @param step the step in force
+	 * @param reason why it was rolled back, or {@code null}
+	 */
+	public record PeerState(String split, String plan, Rollout.State state, int step, @Nullable String reason) {
+
+		public PeerState {
+			Objects.requireNonNull(split, "split");
+			Objects.requireNonNull(plan, "plan");
+			Objects.requireNonNull(state, "state");
+		}
+
 	}
 
 }

@@ -33,11 +33,22 @@ class SplitRolloutsTests {
 
 	private final List<String> told = new CopyOnWriteArrayList<>();
 
+	/**
+	 * Whether the fleet is asked on start: as with the bus.
+	 */
+	private boolean fleet;
+
 	private final SplitRollouts rollouts = new SplitRollouts(this.control, () -> 42L, () -> new FleetDecisions() {
 
 		@Override
-		public void rollout(String split, String plan, RolloutAction action, @Nullable String reason) {
+		public void rollout(String split, String plan, RolloutAction action, @Nullable String reason,
+				boolean byOperator) {
 			SplitRolloutsTests.this.told.add(split + " " + action.label() + " " + reason);
+		}
+
+		@Override
+		public boolean asksPeersOnStart() {
+			return SplitRolloutsTests.this.fleet;
 		}
 
 		@Override
@@ -182,11 +193,11 @@ class SplitRolloutsTests {
 	void followsOtherReplicasAboutTheSamePlanOnlyAndTellsNobody() {
 		Rollout.Plan plan = plan(50, 100);
 		RolloutTrack track = start(plan);
-		this.rollouts.follow("shop", "another block", RolloutAction.ROLL_BACK, "error rate", "replica-2");
+		this.rollouts.follow("shop", "another block", RolloutAction.ROLL_BACK, "error rate", "replica-2", false);
 		this.control.runDue();
 		assertThat(track.status().state()).as("another plan").isEqualTo(Rollout.State.PROGRESSING);
 
-		this.rollouts.follow("shop", plan.fingerprint(), RolloutAction.ROLL_BACK, "error rate 0.5", "replica-2");
+		this.rollouts.follow("shop", plan.fingerprint(), RolloutAction.ROLL_BACK, "error rate 0.5", "replica-2", false);
 		this.control.runDue();
 		assertThat(track.status().state()).isEqualTo(Rollout.State.ROLLED_BACK);
 		assertThat(track.status().reason()).isEqualTo("rolled back by replica-2: error rate 0.5");
@@ -194,10 +205,155 @@ class SplitRolloutsTests {
 	}
 
 	@Test
+	void aJudgementsRollBackFromAnotherReplicaNeverUndoesAPromotionAndAnOperatorsDoes() {
+		Rollout.Plan plan = plan(50, 100);
+		RolloutTrack track = start(plan);
+		this.rollouts.act("shop", RolloutAction.PROMOTE);
+		assertThat(track.status().state()).isEqualTo(Rollout.State.PROMOTED);
+		// A replica that judged its few requests late, or a stale event.
+		this.rollouts.follow("shop", plan.fingerprint(), RolloutAction.ROLL_BACK, "error rate 1.0", "replica-2", false);
+		this.control.runDue();
+		assertThat(track.status().state()).isEqualTo(Rollout.State.PROMOTED);
+		assertThat(track.status().percent()).isEqualTo(100);
+		this.rollouts.follow("shop", plan.fingerprint(), RolloutAction.ROLL_BACK, "by an operator", "replica-2", true);
+		this.control.runDue();
+		assertThat(track.status().state()).isEqualTo(Rollout.State.ROLLED_BACK);
+	}
+
+	@Test
+	void aRolloutIdIsAnEpochOfItsOwn() {
+		Rollout.Plan first = plan(50, 100);
+		Rollout.Plan again = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, INTERVAL.toNanos(), 10, 0.1, 2,
+				"shop-2");
+		assertThat(first.id()).as("derived: the same for the same keys").isEqualTo(plan(50, 100).id()).hasSize(16);
+		assertThat(plan(50, 90).id()).isNotEqualTo(first.id());
+		assertThat(again.fingerprint()).startsWith("shop-2 ").isNotEqualTo(first.fingerprint());
+		assertThat(again).isNotEqualTo(first);
+		RolloutTrack track = start(again);
+		this.rollouts.follow("shop", first.fingerprint(), RolloutAction.ROLL_BACK, "error rate 1.0", "replica-2",
+				false);
+		this.control.runDue();
+		assertThat(track.status().state()).as("a decision of the earlier epoch").isEqualTo(Rollout.State.PROGRESSING);
+	}
+
+	@Test
+	void withAFleetARolloutStartsPausedOnItsFirstStepAndTakesTheFirstPeersState() {
+		this.fleet = true;
+		Rollout.Plan plan = plan(10, 50, 100);
+		RolloutTrack track = start(plan);
+		assertThat(track.awaitsPeers()).isTrue();
+		assertThat(track.status().state()).isEqualTo(Rollout.State.PAUSED);
+		assertThat(track.window(true)).as("nothing judged while waiting").isNull();
+		assertThat(this.rollouts.peerStates()).as("a waiting replica has nothing to tell").isEmpty();
+
+		this.rollouts.peersAnswered(
+				List.of(new SplitRollouts.PeerState("SHOP", plan.fingerprint(), Rollout.State.PROMOTED, 2, null)),
+				"replica-1");
+		this.control.runDue();
+		assertThat(track.awaitsPeers()).isFalse();
+		assertThat(track.status().state()).isEqualTo(Rollout.State.PROMOTED);
+		assertThat(track.status().percent()).isEqualTo(100);
+		assertThat(track.layout()).isEqualTo(2);
+		assertThat(track.verdicts()).last()
+			.satisfies((verdict) -> assertThat(verdict.reason()).isEqualTo("as replica-1 has it"));
+		assertThat(this.rollouts.peerStates())
+			.containsExactly(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROMOTED, 2, null));
+
+		this.rollouts.peersAnswered(
+				List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 0, null)),
+				"replica-3");
+		this.control.runDue();
+		assertThat(track.status().state()).as("only the first answer is taken").isEqualTo(Rollout.State.PROMOTED);
+	}
+
+	@Test
+	void aWaitingRolloutTakesAPeersStepWithAFreshIntervalOrItsRollBack() {
+		this.fleet = true;
+		Rollout.Plan plan = plan(10, 50, 100);
+		RolloutTrack track = start(plan);
+		this.rollouts.peersAnswered(
+				List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 1, null)),
+				"replica-1");
+		this.control.runDue();
+		assertThat(track.status().state()).isEqualTo(Rollout.State.PROGRESSING);
+		assertThat(track.status().percent()).isEqualTo(50);
+		assertThat(track.status().judgeAtNanos()).isEqualTo(this.clock.get() + INTERVAL.toNanos());
+		assertThat(track.window(true)).as("judged from now on").isNotNull();
+
+		this.rollouts.plans(Map.of("shop", plan(20, 100)));
+		this.control.runDue();
+		assertThat(this.rollouts.track("shop").awaitsPeers()).as("only the rollouts of the start-up wait").isFalse();
+
+		SplitRollouts restarted = new SplitRollouts(this.control, () -> 42L, SplitRolloutsTests::askingFleet);
+		restarted.plans(Map.of("shop", plan));
+		this.control.runDue();
+		restarted.peersAnswered(List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(),
+				Rollout.State.ROLLED_BACK, 1, "rolled back by an operator")), "replica-1");
+		this.control.runDue();
+		RolloutTrack rolledBack = restarted.track("shop");
+		assertThat(rolledBack.status().state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		assertThat(rolledBack.status().percent()).isZero();
+		assertThat(rolledBack.status().reason())
+			.isEqualTo("rolled back as replica-1 has it: rolled back by an operator");
+	}
+
+	@Test
+	void aWaitingRolloutStartsOnItsFirstStepWhenNoPeerAnswersInAnIntervalOrThePeerHasNoSuchRollout() {
+		this.fleet = true;
+		this.rollouts.start();
+		Rollout.Plan plan = plan(10, 50, 100);
+		Rollout.Plan other = new Rollout.Plan("shop-canary", new int[] { 10, 100 }, INTERVAL.toNanos(), 10, 0.1, 2);
+		this.rollouts.plans(Map.of("shop", plan, "web", other));
+		this.control.runDue();
+		this.rollouts.peersAnswered(List.of(), "replica-1");
+		this.control.runDue();
+		RolloutTrack shop = this.rollouts.track("shop");
+		assertThat(shop.status().state()).isEqualTo(Rollout.State.PROGRESSING);
+		assertThat(shop.status().step()).isZero();
+		assertThat(shop.verdicts()).last()
+			.satisfies((verdict) -> assertThat(verdict.reason()).startsWith("replica-1 has no such rollout"));
+
+		SplitRollouts alone = new SplitRollouts(this.control, () -> 42L, SplitRolloutsTests::askingFleet);
+		alone.start();
+		alone.plans(Map.of("shop", plan));
+		this.control.runDue();
+		this.control.advance(INTERVAL.minus(SplitRollouts.TICK));
+		assertThat(alone.track("shop").awaitsPeers()).isTrue();
+		this.control.advance(SplitRollouts.TICK);
+		assertThat(alone.track("shop").awaitsPeers()).isFalse();
+		assertThat(alone.track("shop").status().state()).isEqualTo(Rollout.State.PROGRESSING);
+		assertThat(alone.track("shop").verdicts()).last()
+			.satisfies((verdict) -> assertThat(verdict.reason()).startsWith("no peer told its state"));
+	}
+
+	@Test
 	void judgesOnANamedJobOfItsOwn() {
 		this.rollouts.start();
 		this.rollouts.start();
 		assertThat(this.control.jobs()).containsExactly("rollout-tick every 250ms");
+	}
+
+	/**
+	 * A fleet that tells nobody but is asked on start, for a second replica.
+	 */
+	private static FleetDecisions askingFleet() {
+		return new FleetDecisions() {
+
+			@Override
+			public void rollout(String split, String plan, RolloutAction action, @Nullable String reason,
+					boolean byOperator) {
+			}
+
+			@Override
+			public void drain(String service, String endpoint, boolean drain) {
+			}
+
+			@Override
+			public boolean asksPeersOnStart() {
+				return true;
+			}
+
+		};
 	}
 
 	private RolloutTrack start(Rollout.Plan plan) {

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.gatewaylb.control.ControlThread;
 import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.gateway.settings.InstanceWeights;
+import dev.gatewaylb.request.Logged;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;

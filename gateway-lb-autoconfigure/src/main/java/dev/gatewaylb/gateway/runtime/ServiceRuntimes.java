@@ -1,6 +1,7 @@
 package dev.gatewaylb.gateway.runtime;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -212,6 +213,23 @@ public final class ServiceRuntimes {
 		Map<String, Snapshot<Member>> snapshots = new TreeMap<>();
 		all().forEach((runtime) -> snapshots.put(runtime.id(), runtime.snapshot()));
 		return snapshots;
+	}
+
+	/**
+	 * Returns the endpoints that drain, by service id: what a replica that starts takes
+	 * from its peers.
+	 * @return the drained endpoints' {@code host:port}, by service id, sorted
+	 */
+	public Map<String, List<String>> drained() {
+		Map<String, List<String>> drained = new TreeMap<>();
+		snapshots().forEach((id, snapshot) -> {
+			for (int i = 0; i < snapshot.size(); i++) {
+				if (snapshot.isDraining(i)) {
+					drained.computeIfAbsent(id, (key) -> new ArrayList<>()).add(snapshot.endpoint(i).address());
+				}
+			}
+		});
+		return drained;
 	}
 
 	/**

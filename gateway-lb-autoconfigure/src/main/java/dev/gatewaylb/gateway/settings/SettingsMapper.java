@@ -198,6 +198,11 @@ final class SettingsMapper {
 			throw new InvalidConfigurationPropertyValueException(key + ".target", target,
 					"expected: a target whose split has other targets with weights above 0, to share the rest");
 		}
+		String id = rollout.id();
+		if (id != null && !Rollout.Plan.isValidId(id)) {
+			throw new InvalidConfigurationPropertyValueException(key + ".id", id,
+					"expected: 1 to " + Rollout.Plan.MAX_ID_LENGTH + " letters, digits, '.', '_' or '-'");
+		}
 		// The plan's exception does not say which key it rejects. So each key set is
 		// first tried alone over the built-in defaults, which are valid: a plan that
 		// fails then fails for that key. In the plan's own order, so that the key named
@@ -232,7 +237,7 @@ final class SettingsMapper {
 				RolloutKey.STEPS.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
 				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
-				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken));
+				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id());
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {

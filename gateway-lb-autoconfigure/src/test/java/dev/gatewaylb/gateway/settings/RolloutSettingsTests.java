@@ -42,6 +42,18 @@ class RolloutSettingsTests {
 	}
 
 	@Test
+	void takesTheIdGivenAndOtherwiseDerivesOne() {
+		SplitSettings given = map(
+				Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.id", "shop-2026.12"));
+		SplitSettings derived = map(Map.of(SPLIT + "rollout.target", "shop-canary"));
+		assertThat(given.rollout().id()).isEqualTo("shop-2026.12");
+		assertThat(derived.rollout().id()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
+				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5)
+			.id());
+		assertThat(given.rollout().fingerprint()).startsWith("shop-2026.12 ");
+	}
+
+	@Test
 	void aSplitWithoutARolloutHasNone() {
 		assertThat(map(Map.of()).rollout()).isNull();
 	}
@@ -57,6 +69,7 @@ class RolloutSettingsTests {
 					rollout.min-requests      | -1          | gateway.lb.splits.shop.rollout.min-requests      | -1          | min-requests: -1 (expected: >= 0)
 					rollout.max-error-rate-increase | 1.5   | gateway.lb.splits.shop.rollout.max-error-rate-increase | 1.5   | max-error-rate-increase: 1.5 (expected: 0 to 1)
 					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: >= 1)
+					rollout.id                | 'shop 2'    | gateway.lb.splits.shop.rollout.id                | shop 2      | expected: 1 to 64 letters, digits
 					""")
 	void rejectsAnInvalidRolloutNamingThePropertyAndItsValue(String key, String value, String property, String bound,
 			String reason) {

@@ -1,20 +1,28 @@
-package dev.gatewaylb.gateway.discovery;
+package dev.gatewaylb.request;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Text from a registry made safe for a log line: quoted, control characters escaped (a
- * line break in an instance id must not forge a log line), and cut at
- * {@value #MAX_LENGTH} characters.
+ * Text from outside (a registry, the fleet's bus) made safe for a log line: quoted,
+ * control characters escaped (a line break in an instance id must not forge a log line),
+ * and cut at {@value #MAX_LENGTH} characters.
  */
-final class Logged {
+public final class Logged {
 
-	static final int MAX_LENGTH = 200;
+	/**
+	 * The most characters of a text a log line shows.
+	 */
+	public static final int MAX_LENGTH = 200;
 
 	private Logged() {
 	}
 
-	static String text(@Nullable String value) {
+	/**
+	 * Returns the text as a log line may show it.
+	 * @param value the text, or {@code null}
+	 * @return it quoted, escaped and cut; {@code null} unquoted
+	 */
+	public static String text(@Nullable String value) {
 		if (value == null) {
 			return "null";
 		}

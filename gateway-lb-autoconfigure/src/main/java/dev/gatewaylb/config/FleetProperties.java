@@ -1,0 +1,39 @@
+package dev.gatewaylb.config;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The fleet channel, under {@code gateway.lb.fleet}: how the replicas of one gateway
+ * fleet tell each other their decisions over Spring Cloud Bus. Read once at start-up.
+ *
+ * @param name The fleet's name, carried in every event: a replica follows only the events
+ * of its own fleet, so two fleets on one broker (edge and internal, staging and
+ * production) never steer each other. Unset: spring.application.name.
+ * @param secret Signs every event with HMAC-SHA256; a replica with a secret drops events
+ * that are unsigned or signed with another (counted). At least 32 bytes; the same on
+ * every replica of the fleet. Unset: events are not signed.
+ * @param followDrains Whether this replica drains and undrains endpoints as the fleet's
+ * other replicas do.
+ * @param followRollouts Whether this replica follows the rollout decisions of the fleet's
+ * other replicas, and asks them for each rollout's state when it starts.
+ */
+@ConfigurationProperties("gateway.lb.fleet")
+public record FleetProperties(@Nullable String name, @Nullable String secret,
+		@DefaultValue("true") boolean followDrains, @DefaultValue("true") boolean followRollouts) {
+
+	/**
+	 * The fewest bytes of a secret: HMAC-SHA256's own block of output.
+	 */
+	public static final int MIN_SECRET_BYTES = 32;
+
+	@Override
+	public String toString() {
+		// The secret stays out of logs and reports.
+		return "FleetProperties[name=" + this.name + ", secret=" + ((this.secret != null) ? "(set)" : "null")
+				+ ", followDrains=" + this.followDrains + ", followRollouts=" + this.followRollouts + "]";
+	}
+
+}
