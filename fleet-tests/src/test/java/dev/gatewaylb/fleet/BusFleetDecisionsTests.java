@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.EndpointDrainEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
+import dev.gatewaylb.gateway.settings.FleetSettings;
 import dev.gatewaylb.rollout.RolloutAction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -42,8 +43,7 @@ class BusFleetDecisionsTests {
 		}
 		this.published.add(event);
 	}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),
-			new BusFleetDecisions.Channel("gateway", null, true, true, "gateway"), System::currentTimeMillis, null,
-			null);
+			new FleetSettings(null, null, true, true), "gateway", System::currentTimeMillis, null, null);
 
 	@AfterEach
 	void close() {
@@ -78,8 +78,7 @@ class BusFleetDecisionsTests {
 	void aBusIdTheFleetsDestinationDoesNotReachFailsAtStartNamingIt() {
 		assertThatIllegalStateException().isThrownBy(() -> new BusFleetDecisions((event) -> {
 		}, new PathServiceMatcher(new AntPathMatcher(":"), "replica-1"), new PathDestinationFactory(),
-				new BusFleetDecisions.Channel("gateway", null, true, true, "gateway"), System::currentTimeMillis, null,
-				null))
+				new FleetSettings(null, null, true, true), "gateway", System::currentTimeMillis, null, null))
 			.withMessageStartingWith(
 					"spring.cloud.bus.id 'replica-1' is not reached by the fleet's destination 'gateway:**'");
 	}

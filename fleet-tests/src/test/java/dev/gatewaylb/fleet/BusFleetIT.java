@@ -238,7 +238,13 @@ class BusFleetIT {
 		// replica here would stop Reactor Netty's global event loops, which every
 		// replica in this JVM runs on.)
 		started = Gateway.start(replica("replica-3"));
-		Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> cart(started) == Rollout.State.PROMOTED);
+		long up = System.nanoTime();
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(30))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> cart(started) == Rollout.State.PROMOTED);
+		System.out.println("FLEET a started replica took its peer's promoted state "
+				+ (System.nanoTime() - up) / 1_000_000 + " ms after its context was up");
 		RolloutTrack restarted = started.context().getBean(SplitRollouts.class).track("cart");
 		assertThat(last(restarted.verdicts()).reason()).isEqualTo("as fleet-it:replica-1 has it");
 		for (int i = 0; i < 20; i++) {

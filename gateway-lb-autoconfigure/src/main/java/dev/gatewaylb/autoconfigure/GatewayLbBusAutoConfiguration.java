@@ -1,11 +1,9 @@
 package dev.gatewaylb.autoconfigure;
 
-import java.nio.charset.StandardCharsets;
-
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
-import dev.gatewaylb.config.FleetProperties;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.SplitRollouts;
 
@@ -14,8 +12,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.cloud.bus.ServiceMatcher;
 import org.springframework.cloud.bus.event.Destination;
 import org.springframework.cloud.bus.jackson.RemoteApplicationEventScan;
@@ -44,40 +40,17 @@ public final class GatewayLbBusAutoConfiguration {
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBean({ SplitRollouts.class, ServiceMatcher.class, Destination.Factory.class })
 	@RemoteApplicationEventScan(basePackageClasses = RolloutVerdictEvent.class)
-	@EnableConfigurationProperties(FleetProperties.class)
 	static class BusConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(FleetDecisions.class)
 		BusFleetDecisions gatewayLbBusFleetDecisions(ApplicationEventPublisher publisher, ServiceMatcher matcher,
-				Destination.Factory destinations, FleetProperties fleet, Environment environment,
+				Destination.Factory destinations, LiveSettings settings, Environment environment,
 				SplitRollouts rollouts, ServiceRuntimes runtimes) {
-			return new BusFleetDecisions(publisher, matcher, destinations, channel(fleet, environment),
-					System::currentTimeMillis, rollouts, runtimes);
-		}
-
-		/**
-		 * The fleet channel's settings: the fleet named after the application unless
-		 * named, every event for the application's replicas (Spring Cloud Bus's own
-		 * destination is every application on the broker), a secret long enough to sign
-		 * with.
-		 */
-		static BusFleetDecisions.Channel channel(FleetProperties fleet, Environment environment) {
 			// Spring Cloud Bus's default bus id starts with the same name.
 			String application = environment.getProperty("spring.application.name", "application");
-			String name = (fleet.name() != null) ? fleet.name() : application;
-			if (name.isBlank() || name.length() > 256 || !name.chars().allMatch((c) -> c > 0x20 && c < 0x7f)) {
-				throw new InvalidConfigurationPropertyValueException("gateway.lb.fleet.name", name,
-						"expected: 1 to 256 printable characters without spaces");
-			}
-			String secret = fleet.secret();
-			if (secret != null && secret.getBytes(StandardCharsets.UTF_8).length < FleetProperties.MIN_SECRET_BYTES) {
-				// The value is a secret: never in a message.
-				throw new InvalidConfigurationPropertyValueException("gateway.lb.fleet.secret", "(hidden)",
-						"expected: at least " + FleetProperties.MIN_SECRET_BYTES + " bytes, the same on every replica");
-			}
-			return new BusFleetDecisions.Channel(name, secret, fleet.followDrains(), fleet.followRollouts(),
-					application);
+			return new BusFleetDecisions(publisher, matcher, destinations, settings.get().fleet(), application,
+					System::currentTimeMillis, rollouts, runtimes);
 		}
 
 	}

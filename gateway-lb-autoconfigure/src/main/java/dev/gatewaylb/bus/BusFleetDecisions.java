@@ -3,7 +3,6 @@ package dev.gatewaylb.bus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -11,6 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.gateway.settings.FleetSettings;
 import dev.gatewaylb.request.Logged;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.Rollout;
@@ -75,7 +75,9 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 
 	private final Destination fleet;
 
-	private final Channel channel;
+	private final FleetSettings channel;
+
+	private final String fleetName;
 
 	private final FleetClock clock;
 
@@ -91,7 +93,10 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	 * @param publisher publishes the bus's events
 	 * @param matcher tells this replica's events from the others'
 	 * @param destinations makes the destination of the fleet's replicas
-	 * @param channel the fleet's name, secret, what is followed and the bus destination
+	 * @param channel the fleet's name, secret and what is followed
+	 * @param application {@code spring.application.name}: every event is for the
+	 * application's replicas, {@code <application>:**}, and the fleet is named after it
+	 * unless named
 	 * @param wallMillis the wall clock, for the decisions' versions
 	 * @param rollouts the splits' rollouts
 	 * @param runtimes every service's runtime
@@ -99,18 +104,19 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	 * destination reaches
 	 */
 	public BusFleetDecisions(ApplicationEventPublisher publisher, ServiceMatcher matcher,
-			Destination.Factory destinations, Channel channel, LongSupplier wallMillis, SplitRollouts rollouts,
-			ServiceRuntimes runtimes) {
+			Destination.Factory destinations, FleetSettings channel, String application, LongSupplier wallMillis,
+			SplitRollouts rollouts, ServiceRuntimes runtimes) {
 		this.publisher = publisher;
 		this.matcher = matcher;
 		this.destinations = destinations;
-		this.fleet = destinations.getDestination(channel.destination());
+		this.fleet = destinations.getDestination(application);
 		this.channel = channel;
+		this.fleetName = channel.name(application);
 		this.clock = new FleetClock(wallMillis);
-		this.inbox = new FleetInbox(channel.name(), channel.secret(), this.clock);
+		this.inbox = new FleetInbox(this.fleetName, channel.secret(), this.clock);
 		this.rollouts = rollouts;
 		this.runtimes = runtimes;
-		if (!matcher.isForSelf(new FleetStateRequestEvent(this, "", this.fleet, channel.name(), 1))) {
+		if (!matcher.isForSelf(new FleetStateRequestEvent(this, "", this.fleet, this.fleetName, 1))) {
 			throw new IllegalStateException("spring.cloud.bus.id '" + matcher.getBusId()
 					+ "' is not reached by the fleet's destination '" + this.fleet.getDestinationAsString()
 					+ "': a bus id starts with spring.application.name and a colon, as Spring Cloud Bus's default"
@@ -128,15 +134,15 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	public void rollout(String split, String plan, RolloutAction action, @Nullable String reason, boolean byOperator) {
 		long version = this.clock.next();
 		this.inbox.advance(FleetInbox.rolloutSubject(split, plan), version);
-		publish(new RolloutVerdictEvent(this, this.matcher.getBusId(), this.fleet, this.channel.name(), version, split,
-				plan, action.label(), reason, byOperator));
+		publish(new RolloutVerdictEvent(this, this.matcher.getBusId(), this.fleet, this.fleetName, version, split, plan,
+				action.label(), reason, byOperator));
 	}
 
 	@Override
 	public void drain(String service, String endpoint, boolean drain) {
 		long version = this.clock.next();
 		this.inbox.advance(FleetInbox.drainSubject(service, endpoint), version);
-		publish(new EndpointDrainEvent(this, this.matcher.getBusId(), this.fleet, this.channel.name(), version, service,
+		publish(new EndpointDrainEvent(this, this.matcher.getBusId(), this.fleet, this.fleetName, version, service,
 				endpoint, drain));
 	}
 
@@ -196,7 +202,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	@EventListener(ApplicationReadyEvent.class)
 	public void askPeers() {
 		if (this.channel.followRollouts() || this.channel.followDrains()) {
-			publish(new FleetStateRequestEvent(this, this.matcher.getBusId(), this.fleet, this.channel.name(),
+			publish(new FleetStateRequestEvent(this, this.matcher.getBusId(), this.fleet, this.fleetName,
 					this.clock.next()));
 		}
 	}
@@ -330,7 +336,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 				.forEach((endpoint) -> drains.add(new FleetStateEvent.DrainState(service, endpoint,
 						this.inbox.version(FleetInbox.drainSubject(service, endpoint))))));
 		publish(new FleetStateEvent(this, this.matcher.getBusId(),
-				this.destinations.getDestination(event.getOriginService()), this.channel.name(), this.clock.next(),
+				this.destinations.getDestination(event.getOriginService()), this.fleetName, this.clock.next(),
 				rollouts.subList(0, Math.min(rollouts.size(), FleetStateEvent.MAX_ENTRIES)),
 				drains.subList(0, Math.min(drains.size(), FleetStateEvent.MAX_ENTRIES))));
 	}
@@ -401,33 +407,6 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 			case PROMOTED -> RolloutAction.PROMOTE;
 			case ROLLED_BACK -> RolloutAction.ROLL_BACK;
 		};
-	}
-
-	/**
-	 * The fleet channel's settings, from {@code gateway.lb.fleet} and
-	 * {@code spring.application.name}.
-	 *
-	 * @param name the fleet's name, carried in every event
-	 * @param secret the fleet's signing secret, or {@code null}
-	 * @param followDrains whether this replica follows the fleet's drains
-	 * @param followRollouts whether it follows the fleet's rollout decisions and asks for
-	 * their state on start
-	 * @param destination the replicas every event is for: a service name, the bus's
-	 * destination {@code <name>:**}
-	 */
-	public record Channel(String name, @Nullable String secret, boolean followDrains, boolean followRollouts,
-			String destination) {
-
-		public Channel {
-			Objects.requireNonNull(name, "name");
-			Objects.requireNonNull(destination, "destination");
-		}
-
-		@Override
-		public String toString() {
-			return "Channel[" + this.name + ", " + this.destination + "]";
-		}
-
 	}
 
 }

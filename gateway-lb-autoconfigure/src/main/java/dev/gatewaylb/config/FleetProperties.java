@@ -2,12 +2,11 @@ package dev.gatewaylb.config;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * The fleet channel, under {@code gateway.lb.fleet}: how the replicas of one gateway
- * fleet tell each other their decisions over Spring Cloud Bus. Read once at start-up.
+ * fleet tell each other their decisions over Spring Cloud Bus. Taken at start-up.
  *
  * @param name The fleet's name, carried in every event: a replica follows only the events
  * of its own fleet, so two fleets on one broker (edge and internal, staging and
@@ -20,14 +19,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param followRollouts Whether this replica follows the rollout decisions of the fleet's
  * other replicas, and asks them for each rollout's state when it starts.
  */
-@ConfigurationProperties("gateway.lb.fleet")
 public record FleetProperties(@Nullable String name, @Nullable String secret,
 		@DefaultValue("true") boolean followDrains, @DefaultValue("true") boolean followRollouts) {
 
 	/**
-	 * The fewest bytes of a secret: HMAC-SHA256's own block of output.
+	 * A fleet block that sets nothing.
 	 */
-	public static final int MIN_SECRET_BYTES = 32;
+	public static final FleetProperties NONE = new FleetProperties(null, null, true, true);
 
 	@Override
 	public String toString() {

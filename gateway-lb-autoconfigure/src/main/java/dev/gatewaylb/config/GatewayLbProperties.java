@@ -25,18 +25,26 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * gateway: their X-Forwarded-For header is believed to find the client's address (the
  * client-ip hash key, a split's override-trusted-clients), and their X-Forwarded-Proto
  * https marks the affinity cookie Secure.
+ * @param fleet The fleet channel over Spring Cloud Bus: the fleet's name, its signing
+ * secret, what this replica follows. Taken at start-up.
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @Nullable ServiceProperties defaults,
 		@Nullable Map<String, ServiceProperties> services, @Nullable Map<String, SplitProperties> splits,
-		@Nullable List<Cidr> trustedProxies) {
+		@Nullable List<Cidr> trustedProxies, @NestedConfigurationProperty @Nullable FleetProperties fleet) {
 
 	public GatewayLbProperties {
 		defaults = (defaults != null) ? defaults : ServiceProperties.NONE;
 		services = (services != null) ? Map.copyOf(services) : Map.of();
 		splits = (splits != null) ? Map.copyOf(splits) : Map.of();
 		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
+		fleet = (fleet != null) ? fleet : FleetProperties.NONE;
+	}
+
+	@Override
+	public FleetProperties fleet() {
+		return (this.fleet != null) ? this.fleet : FleetProperties.NONE;
 	}
 
 	@Override

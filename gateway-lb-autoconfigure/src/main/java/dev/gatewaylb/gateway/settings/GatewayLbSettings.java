@@ -33,13 +33,17 @@ public final class GatewayLbSettings {
 
 	private final GatewayLbProperties properties;
 
+	private final FleetSettings fleet;
+
 	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services,
-			Map<String, SplitSettings> splits, List<Cidr> trustedProxies, GatewayLbProperties properties) {
+			Map<String, SplitSettings> splits, List<Cidr> trustedProxies, GatewayLbProperties properties,
+			FleetSettings fleet) {
 		this.defaults = Objects.requireNonNull(defaults, "defaults");
 		this.services = Map.copyOf(services);
 		this.splits = Map.copyOf(splits);
 		this.trustedProxies = List.copyOf(trustedProxies);
 		this.properties = Objects.requireNonNull(properties, "properties");
+		this.fleet = Objects.requireNonNull(fleet, "fleet");
 	}
 
 	/**
@@ -143,6 +147,14 @@ public final class GatewayLbSettings {
 	public String toString() {
 		return "GatewayLbSettings[defaults=" + this.defaults + ", services=" + this.services + ", splits=" + this.splits
 				+ ", trustedProxies=" + this.trustedProxies + "]";
+	}
+
+	/**
+	 * Returns the fleet channel's settings; the channel takes them at start-up.
+	 * @return the settings
+	 */
+	public FleetSettings fleet() {
+		return this.fleet;
 	}
 
 }

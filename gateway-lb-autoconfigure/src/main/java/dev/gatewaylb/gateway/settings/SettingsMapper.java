@@ -84,7 +84,8 @@ final class SettingsMapper {
 					resolve(path("gateway.lb.services", id), service, properties.defaults())));
 		Map<String, SplitSettings> splits = new HashMap<>();
 		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
-		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies(), properties);
+		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies(), properties,
+				FleetSettings.map(properties.fleet()));
 	}
 
 	/**

@@ -45,10 +45,11 @@ class BuiltInDefaultsTests {
 	private static final Pattern ROW = Pattern.compile("\\| `([^`]+)` \\| ([^|]*) \\|.*");
 
 	/**
-	 * A default as the docs write it: a value in backquotes, or {@code empty}, either
-	 * possibly followed by a remark such as {@code (off)}.
+	 * A default as the docs write it: a value in backquotes, {@code empty},
+	 * {@code required} or {@code unset}, either possibly followed by a remark such as
+	 * {@code (off)}.
 	 */
-	private static final Pattern DEFAULT = Pattern.compile("`\\[?([^`\\]]*)]?`.*|(empty).*|(required).*");
+	private static final Pattern DEFAULT = Pattern.compile("`\\[?([^`\\]]*)]?`.*|(empty).*|(required|unset).*");
 
 	@Test
 	void equalTheDefaultsTheConfigurationMetadataShows() throws Exception {
