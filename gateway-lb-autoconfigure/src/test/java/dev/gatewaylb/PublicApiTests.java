@@ -47,7 +47,8 @@ class PublicApiTests {
 			"dev.gatewaylb.config.HealthProperties", "dev.gatewaylb.config.RetryProperties",
 			"dev.gatewaylb.config.HedgeProperties", "dev.gatewaylb.config.SplitProperties",
 			"dev.gatewaylb.config.StickyProperties", "dev.gatewaylb.config.RolloutProperties",
-			"dev.gatewaylb.config.BalancingAlgorithm", "dev.gatewaylb.request.Cidr",
+			"dev.gatewaylb.config.FleetProperties", "dev.gatewaylb.config.BalancingAlgorithm",
+			"dev.gatewaylb.request.Cidr",
 			// The auto-configuration.
 			"dev.gatewaylb.autoconfigure.GatewayLbAutoConfiguration",
 			"dev.gatewaylb.autoconfigure.GatewayLbEndpointAutoConfiguration",
@@ -57,7 +58,9 @@ class PublicApiTests {
 			"dev.gatewaylb.actuate.GatewayLbReport",
 			// The bus events (named, not loaded: the bus is optional and not on the test
 			// class path).
-			"dev.gatewaylb.bus.EndpointDrainEvent", "dev.gatewaylb.bus.RolloutVerdictEvent",
+			"dev.gatewaylb.bus.FleetEvent", "dev.gatewaylb.bus.EndpointDrainEvent",
+			"dev.gatewaylb.bus.RolloutVerdictEvent", "dev.gatewaylb.bus.FleetStateRequestEvent",
+			"dev.gatewaylb.bus.FleetStateEvent",
 			// The SPIs, and the types their signatures need.
 			"dev.gatewaylb.gateway.discovery.InstanceSource", "dev.gatewaylb.gateway.upstream.UpstreamObserver",
 			"dev.gatewaylb.rollout.FleetDecisions", "dev.gatewaylb.rollout.RolloutAction",

@@ -133,7 +133,8 @@ class FleetInboxTests {
 	}
 
 	private EndpointDrainEvent drain(String fleet, String service, String endpoint) {
-		return new EndpointDrainEvent(this, "gateway:1", FLEET, fleet, this.clock.next(), service, endpoint, true);
+		return new EndpointDrainEvent(this, "gateway:1", FLEET, fleet, this.clock.next(), service, endpoint, true,
+				false);
 	}
 
 	private RolloutVerdictEvent verdict(String split, String action, String reason) {

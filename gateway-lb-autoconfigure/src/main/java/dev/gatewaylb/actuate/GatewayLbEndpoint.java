@@ -147,13 +147,16 @@ public class GatewayLbEndpoint {
 	 * @param name the service id or the split's name
 	 * @param endpoint the endpoint's {@code host:port}, to drain
 	 * @param drain whether to drain
+	 * @param force whether to drain beyond the service's
+	 * {@code health.max-drain-percent}, for this call
 	 * @param rollout the rollout action
 	 * @return the endpoint's state or the rollout's report; 404 when there is no such
-	 * endpoint or rollout, 400 when the request names neither action
+	 * endpoint or rollout, 400 when the request names neither action, 409 when the drain
+	 * would leave more than {@code health.max-drain-percent} of the service draining
 	 */
 	@WriteOperation
 	public WebEndpointResponse<?> act(@Selector String name, @Nullable String endpoint, @Nullable Boolean drain,
-			@Nullable String rollout) {
+			@Nullable Boolean force, @Nullable String rollout) {
 		if (rollout != null) {
 			RolloutAction action = RolloutAction.of(rollout);
 			if (action == null) {
@@ -172,10 +175,16 @@ public class GatewayLbEndpoint {
 					"expected: {\"endpoint\": \"host:port\", \"drain\": true|false} or {\"rollout\": \"pause|resume|promote|roll-back\"}",
 					WebEndpointResponse.STATUS_BAD_REQUEST);
 		}
-		if (!this.runtimes.drain(name, endpoint, drain)) {
+		boolean forced = Boolean.TRUE.equals(force);
+		ServiceRuntimes.Drain done = this.runtimes.drain(name, endpoint, drain, forced);
+		if (done == ServiceRuntimes.Drain.NOT_AN_ENDPOINT) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
-		this.fleet.get().drain(name, endpoint, drain);
+		if (done == ServiceRuntimes.Drain.OVER_MAX_DRAIN_PERCENT) {
+			return new WebEndpointResponse<>("draining " + endpoint + " would leave more than health.max-drain-percent"
+					+ " of the endpoints of " + name + " draining; send \"force\": true to drain it anyway", 409);
+		}
+		this.fleet.get().drain(name, endpoint, drain, forced);
 		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
 	}
 

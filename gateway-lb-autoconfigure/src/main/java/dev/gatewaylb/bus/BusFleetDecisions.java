@@ -139,11 +139,11 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	}
 
 	@Override
-	public void drain(String service, String endpoint, boolean drain) {
+	public void drain(String service, String endpoint, boolean drain, boolean force) {
 		long version = this.clock.next();
 		this.inbox.advance(FleetInbox.drainSubject(service, endpoint), version);
 		publish(new EndpointDrainEvent(this, this.matcher.getBusId(), this.fleet, this.fleetName, version, service,
-				endpoint, drain));
+				endpoint, drain, force));
 	}
 
 	@Override
@@ -308,7 +308,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 					+ ": a later decision about it is already in force");
 			return;
 		}
-		follow(event.getService(), event.getEndpoint(), event.isDrain(), event.getOriginService());
+		follow(event.getService(), event.getEndpoint(), event.isDrain(), event.isForce(), event.getOriginService());
 	}
 
 	/**
@@ -379,16 +379,23 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 			for (FleetStateEvent.DrainState drain : event.getDrains()) {
 				if (this.inbox.advance(FleetInbox.drainSubject(drain.service(), drain.endpoint()),
 						Math.max(1, drain.version()))) {
-					follow(drain.service(), drain.endpoint(), true, origin);
+					// The peer drains it already: the cap is for new drains.
+					follow(drain.service(), drain.endpoint(), true, true, origin);
 				}
 			}
 		}
 	}
 
-	private void follow(String service, String endpoint, boolean drain, String origin) {
-		boolean known = this.runtimes.drain(service, endpoint, drain);
+	private void follow(String service, String endpoint, boolean drain, boolean force, String origin) {
+		ServiceRuntimes.Drain done = this.runtimes.drain(service, endpoint, drain, force);
+		if (done == ServiceRuntimes.Drain.OVER_MAX_DRAIN_PERCENT) {
+			logger.warn("Did not drain " + Logged.text(endpoint) + " of " + Logged.text(service) + " as "
+					+ Logged.text(origin) + " did: more than health.max-drain-percent of its endpoints would drain");
+			return;
+		}
 		logger.info((drain ? "Drained " : "Undrained ") + Logged.text(endpoint) + " of " + Logged.text(service) + " as "
-				+ Logged.text(origin) + " did" + (known ? "" : " (not an endpoint here)"));
+				+ Logged.text(origin) + " did"
+				+ ((done == ServiceRuntimes.Drain.DONE) ? "" : " (not an endpoint here)"));
 	}
 
 	private static Rollout.@Nullable State state(String label) {

@@ -19,6 +19,8 @@ public class EndpointDrainEvent extends FleetEvent {
 
 	private boolean drain;
 
+	private boolean force;
+
 	/**
 	 * For Jackson.
 	 */
@@ -36,13 +38,16 @@ public class EndpointDrainEvent extends FleetEvent {
 	 * @param service the service id
 	 * @param endpoint the endpoint's {@code host:port}
 	 * @param drain whether it drains
+	 * @param force whether the operator drained it beyond
+	 * {@code health.max-drain-percent}
 	 */
 	EndpointDrainEvent(Object source, String origin, Destination destination, String fleet, long version,
-			String service, String endpoint, boolean drain) {
+			String service, String endpoint, boolean drain, boolean force) {
 		super(source, origin, destination, fleet, version);
 		this.service = service;
 		this.endpoint = endpoint;
 		this.drain = drain;
+		this.force = force;
 	}
 
 	public String getService() {
@@ -69,9 +74,17 @@ public class EndpointDrainEvent extends FleetEvent {
 		this.drain = drain;
 	}
 
+	public boolean isForce() {
+		return this.force;
+	}
+
+	public void setForce(boolean force) {
+		this.force = force;
+	}
+
 	@Override
 	List<@Nullable String> signedFields() {
-		return Arrays.asList(this.service, this.endpoint, String.valueOf(this.drain));
+		return Arrays.asList(this.service, this.endpoint, String.valueOf(this.drain), String.valueOf(this.force));
 	}
 
 	@Override

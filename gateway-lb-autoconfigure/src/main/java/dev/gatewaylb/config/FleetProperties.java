@@ -8,8 +8,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * The fleet channel, under {@code gateway.lb.fleet}: how the replicas of one gateway
  * fleet tell each other their decisions over Spring Cloud Bus. Taken at start-up.
  *
- * @param name The fleet's name, carried in every event: a replica follows only the events
- * of its own fleet, so two fleets on one broker (edge and internal, staging and
+ * @param name Name of the fleet, carried in every event: a replica follows only the
+ * events of its own fleet, so two fleets on one broker (edge and internal, staging and
  * production) never steer each other. Unset: spring.application.name.
  * @param secret Signs every event with HMAC-SHA256; a replica with a secret drops events
  * that are unsigned or signed with another (counted). At least 32 bytes; the same on

@@ -12,9 +12,19 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  *
  * @param passive Passive outlier detection from the traffic itself.
  * @param active Active health checks: a request to each endpoint at an interval.
+ * @param maxDrainPercent Most of a service's endpoints that may drain at once, 0 to 100:
+ * a drain beyond it, through the actuator or followed from the fleet, is refused unless
+ * the actuator's call says force. Keeps a slip, or a forged fleet event, from draining a
+ * whole service.
  */
 public record HealthProperties(@NestedConfigurationProperty @Nullable Passive passive,
-		@NestedConfigurationProperty @Nullable Active active) {
+		@NestedConfigurationProperty @Nullable Active active, @Nullable Integer maxDrainPercent) {
+
+	public HealthProperties {
+		if (maxDrainPercent != null && (maxDrainPercent < 0 || maxDrainPercent > 100)) {
+			throw new IllegalArgumentException("max-drain-percent: " + maxDrainPercent + " (expected: 0 to 100)");
+		}
+	}
 
 	/**
 	 * Passive outlier detection.

@@ -21,7 +21,7 @@ public interface FleetDecisions {
 		}
 
 		@Override
-		public void drain(String service, String endpoint, boolean drain) {
+		public void drain(String service, String endpoint, boolean drain, boolean force) {
 		}
 
 	};
@@ -53,7 +53,9 @@ public interface FleetDecisions {
 	 * @param service the service id
 	 * @param endpoint the endpoint's {@code host:port}
 	 * @param drain whether it drains
+	 * @param force whether the operator drained it beyond
+	 * {@code health.max-drain-percent}
 	 */
-	void drain(String service, String endpoint, boolean drain);
+	void drain(String service, String endpoint, boolean drain, boolean force);
 
 }

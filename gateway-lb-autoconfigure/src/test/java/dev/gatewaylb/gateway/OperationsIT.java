@@ -242,6 +242,32 @@ class OperationsIT extends GatewayIntegrationTest {
 	}
 
 	@Test
+	void refusesADrainBeyondMaxDrainPercentUnlessTheCallForcesIt() {
+		String a = "127.0.0.1:" + URI.create(backends.get(0).uri()).getPort();
+		String b = "127.0.0.1:" + URI.create(backends.get(1).uri()).getPort();
+		try {
+			assertThat(post("{\"endpoint\":\"" + a + "\",\"drain\":true}", Map.of())).as("1 of 3").isEqualTo(200);
+			GatewayClient.Answer refused = this.client.send("POST", "/actuator/gatewaylb/ops",
+					"{\"endpoint\":\"" + b + "\",\"drain\":true}");
+			assertThat(refused.status()).as("2 of 3, above 50%").isEqualTo(409);
+			assertThat(refused.body()).contains("health.max-drain-percent", "\"force\": true");
+			assertThat(json("/actuator/gatewaylb/ops").get("endpoints").get(1).get("state").asString())
+				.isEqualTo("healthy");
+			assertThat(post("{\"endpoint\":\"" + a + "\",\"drain\":true}", Map.of()))
+				.as("draining one already draining again")
+				.isEqualTo(200);
+			assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":true,\"force\":true}", Map.of())).as("forced")
+				.isEqualTo(200);
+			assertThat(json("/actuator/gatewaylb/ops").get("endpoints").get(1).get("state").asString())
+				.isEqualTo("draining");
+		}
+		finally {
+			post("{\"endpoint\":\"" + a + "\",\"drain\":false}", Map.of());
+			post("{\"endpoint\":\"" + b + "\",\"drain\":false}", Map.of());
+		}
+	}
+
+	@Test
 	void refusesADrainABrowserSendsForAnotherSiteAndTakesOneFromTheSameOrigin() {
 		String b = "127.0.0.1:" + URI.create(backends.get(1).uri()).getPort();
 		String drain = "{\"endpoint\":\"" + b + "\",\"drain\":true}";

@@ -52,7 +52,7 @@ class SplitRolloutsTests {
 		}
 
 		@Override
-		public void drain(String service, String endpoint, boolean drain) {
+		public void drain(String service, String endpoint, boolean drain, boolean force) {
 		}
 
 	});
@@ -345,7 +345,7 @@ class SplitRolloutsTests {
 			}
 
 			@Override
-			public void drain(String service, String endpoint, boolean drain) {
+			public void drain(String service, String endpoint, boolean drain, boolean force) {
 			}
 
 			@Override

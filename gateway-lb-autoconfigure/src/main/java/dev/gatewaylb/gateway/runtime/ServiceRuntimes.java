@@ -236,16 +236,19 @@ public final class ServiceRuntimes {
 	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
 	 * finish, and it stays drained while discovery keeps it. Takes effect before this
 	 * returns. Blocks for the control thread, and right after start-up for the service's
-	 * first instance list: not for event loops.
+	 * first instance list: not for event loops. A drain that would leave more than the
+	 * service's {@code health.max-drain-percent} of its endpoints draining is refused
+	 * unless forced.
 	 * @param serviceId the id in any spelling
 	 * @param address the endpoint's {@code host:port}
 	 * @param drain whether to drain
-	 * @return whether the service has that endpoint
+	 * @param force whether to drain beyond {@code health.max-drain-percent}
+	 * @return what was done
 	 */
-	public boolean drain(String serviceId, String address, boolean drain) {
+	public Drain drain(String serviceId, String address, boolean drain, boolean force) {
 		Slot slot = slot(serviceId);
 		if (slot == null) {
-			return false;
+			return Drain.NOT_AN_ENDPOINT;
 		}
 		try {
 			// Right after start-up, discovery's first answer may not be in yet: the
@@ -254,14 +257,18 @@ public final class ServiceRuntimes {
 			return this.control.call(DRAIN_TIMEOUT, () -> {
 				ServiceRuntime runtime = slot.runtime;
 				if (runtime == null) {
-					return false;
+					return Drain.NOT_AN_ENDPOINT;
 				}
 				Snapshot<Member> previous = runtime.snapshot();
+				if (drain && !force
+						&& !runtime.settings().health().allowsDrain(draining(previous, address), previous.size())) {
+					return Drain.OVER_MAX_DRAIN_PERCENT;
+				}
 				Snapshot<Member> next = runtime.balancer().drain(address, drain);
 				if (next != null && next != previous) {
 					publish(runtime, previous, next);
 				}
-				return next != null;
+				return (next != null) ? Drain.DONE : Drain.NOT_AN_ENDPOINT;
 			});
 		}
 		catch (InterruptedException ex) {
@@ -271,6 +278,43 @@ public final class ServiceRuntimes {
 		catch (ExecutionException | TimeoutException | IllegalStateException ex) {
 			throw new IllegalStateException("could not drain " + address + " of " + serviceId, ex);
 		}
+	}
+
+	/**
+	 * Returns how many endpoints of a snapshot drain, not counting {@code address}: a
+	 * drain of an endpoint already draining is no new drain.
+	 */
+	private static int draining(Snapshot<Member> snapshot, String address) {
+		int draining = 0;
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.isDraining(i) && !snapshot.endpoint(i).address().equals(address)) {
+				draining++;
+			}
+		}
+		return draining;
+	}
+
+	/**
+	 * What a drain did.
+	 */
+	public enum Drain {
+
+		/**
+		 * The endpoint drains, or no longer does.
+		 */
+		DONE,
+
+		/**
+		 * The service has no such endpoint (or no such service is tracked).
+		 */
+		NOT_AN_ENDPOINT,
+
+		/**
+		 * Refused: more than {@code health.max-drain-percent} of the service's endpoints
+		 * would drain.
+		 */
+		OVER_MAX_DRAIN_PERCENT
+
 	}
 
 	/**

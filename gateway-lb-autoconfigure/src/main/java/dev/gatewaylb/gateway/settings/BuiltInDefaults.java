@@ -37,7 +37,7 @@ final class BuiltInDefaults {
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
 			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
-					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2))),
+					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")));
 

@@ -114,7 +114,8 @@ final class SettingsMapper {
 						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses))),
 						layers.get(in(PASSIVE, Passive::latencyFactor))),
 				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
-						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))));
+						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))),
+				layers.get(in(ServiceProperties::health, HealthProperties::maxDrainPercent)));
 		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),
 				Set.copyOf(layers.get(in(RETRY, RetryProperties::onStatuses))),
 				layers.get(in(RETRY, RetryProperties::budgetPercent)),

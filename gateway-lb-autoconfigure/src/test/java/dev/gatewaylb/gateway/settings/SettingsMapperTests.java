@@ -60,7 +60,8 @@ class SettingsMapperTests {
 						Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60), null, false),
 				new HealthSettings(new OutlierDetection(5, Duration.ofSeconds(30).toNanos(), 50),
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
-								Duration.ofSeconds(2))),
+								Duration.ofSeconds(2)),
+						50),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")));
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
