@@ -21,15 +21,20 @@ import org.jspecify.annotations.Nullable;
  * @param maxLatencyRatio Most the canary's p99 may be, as a multiple of the other
  * targets' p99 over an interval, at least 1.
  * @param id The rollout's epoch: replicas follow each other's decisions only about the
- * same id, so give the block a new one to run it again after a roll-back. 1 to 64
+ * same id, so give the block a new one to run it again after a roll-back. 1 to 64 *
  * letters, digits, '.', '_' or '-'; unset, one is derived from the other keys.
+ * @param errorStatuses Answers that count as errors of the side that gives them, 400 to
+ * 599 (a 401 or 429 may be listed); empty counts every 5xx. Independent of passive
+ * health's on-statuses. The gateway's own answers for the chosen side (no endpoint, a
+ * full pool) always count.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,
 		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio,
-		@Nullable String id) {
+		@Nullable String id, @Nullable List<Integer> errorStatuses) {
 
 	public RolloutProperties {
 		steps = (steps != null) ? List.copyOf(steps) : null;
+		errorStatuses = (errorStatuses != null) ? List.copyOf(errorStatuses) : null;
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.gatewaylb.rollout;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.stream.IntStream;
 
 import org.jspecify.annotations.Nullable;
 
@@ -80,13 +81,16 @@ public final class Rollout {
 	 * @param minRequests the fewest canary requests an interval must have to be judged
 	 * @param maxErrorRateIncrease the most the canary's error rate may exceed the others'
 	 * @param maxLatencyRatio the most the canary's p99 may be, as a multiple of the
-	 * others'
-	 * @param id the rollout's epoch ({@code rollout.id}): replicas act on each other's
-	 * decisions only for the same id, so an operator who runs the same block again after
-	 * a roll-back gives it a new one; {@code null} derives one from the rest of the plan
+	 * others' * @param id the rollout's epoch ({@code rollout.id}): replicas act on each
+	 * other's decisions only for the same id, so an operator who runs the same block
+	 * again after a roll-back gives it a new one; {@code null} derives one from the rest
+	 * of the plan
+	 * @param errorStatuses the answers that count as the canary's (or the others')
+	 * errors, 400 to 599, sorted; empty for every 5xx ({@code rollout.error-statuses},
+	 * independent of passive health's {@code on-statuses})
 	 */
 	public record Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
-			double maxLatencyRatio, String id) {
+			double maxLatencyRatio, String id, int[] errorStatuses) {
 
 		/**
 		 * The longest {@code rollout.id}.
@@ -126,8 +130,16 @@ public final class Rollout {
 			if (!(maxLatencyRatio >= 1 && Double.isFinite(maxLatencyRatio))) {
 				throw new IllegalArgumentException("max-latency-ratio: " + maxLatencyRatio + " (expected: >= 1)");
 			}
+			errorStatuses = (errorStatuses != null) ? IntStream.of(errorStatuses).sorted().distinct().toArray()
+					: new int[0];
+			for (int status : errorStatuses) {
+				if (status < 400 || status > 599) {
+					throw new IllegalArgumentException("error-statuses: " + status + " (expected: 400 to 599)");
+				}
+			}
 			if (id == null) {
-				id = derivedId(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio);
+				id = derivedId(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio,
+						errorStatuses);
 			}
 			else if (!isValidId(id)) {
 				throw new IllegalArgumentException(
@@ -146,7 +158,7 @@ public final class Rollout {
 		 */
 		public Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
 				double maxLatencyRatio) {
-			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null);
+			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null, null);
 		}
 
 		/**
@@ -177,9 +189,9 @@ public final class Rollout {
 		 * any key changes.
 		 */
 		private static String derivedId(String target, int[] steps, long intervalNanos, long minRequests,
-				double maxErrorRateIncrease, double maxLatencyRatio) {
+				double maxErrorRateIncrease, double maxLatencyRatio, int[] errorStatuses) {
 			String block = target + " " + Arrays.toString(steps) + " " + intervalNanos + " " + minRequests + " "
-					+ maxErrorRateIncrease + " " + maxLatencyRatio;
+					+ maxErrorRateIncrease + " " + maxLatencyRatio + statuses(errorStatuses);
 			try {
 				byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
 					.digest(block.getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -194,6 +206,30 @@ public final class Rollout {
 		@Override
 		public int[] steps() {
 			return this.steps.clone();
+		}
+
+		@Override
+		public int[] errorStatuses() {
+			return this.errorStatuses.clone();
+		}
+
+		/**
+		 * Returns whether an answer counts as an error of the side that gave it.
+		 * @param status the answer's status
+		 * @return whether it is one of {@code error-statuses}, or a 5xx when they are
+		 * empty
+		 */
+		public boolean isError(int status) {
+			return (this.errorStatuses.length == 0) ? status >= 500 && status <= 599
+					: Arrays.binarySearch(this.errorStatuses, status) >= 0;
+		}
+
+		/**
+		 * The statuses as the fingerprint and the derived id show them: nothing for the
+		 * default, so that a block without the key keeps the id it always had.
+		 */
+		private static String statuses(int[] errorStatuses) {
+			return (errorStatuses.length == 0) ? "" : " errors " + Arrays.toString(errorStatuses);
 		}
 
 		int step(int index) {
@@ -211,7 +247,8 @@ public final class Rollout {
 		 */
 		public String fingerprint() {
 			return this.id + " " + this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns "
-					+ this.minRequests + " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio;
+					+ this.minRequests + " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio
+					+ statuses(this.errorStatuses);
 		}
 
 		@Override
@@ -220,13 +257,14 @@ public final class Rollout {
 					&& Arrays.equals(this.steps, plan.steps) && this.intervalNanos == plan.intervalNanos
 					&& this.minRequests == plan.minRequests
 					&& Double.compare(this.maxErrorRateIncrease, plan.maxErrorRateIncrease) == 0
-					&& Double.compare(this.maxLatencyRatio, plan.maxLatencyRatio) == 0;
+					&& Double.compare(this.maxLatencyRatio, plan.maxLatencyRatio) == 0
+					&& Arrays.equals(this.errorStatuses, plan.errorStatuses);
 		}
 
 		@Override
 		public int hashCode() {
 			return Objects.hash(this.id, this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
-					this.maxErrorRateIncrease, this.maxLatencyRatio);
+					this.maxErrorRateIncrease, this.maxLatencyRatio, Arrays.hashCode(this.errorStatuses));
 		}
 
 		@Override
@@ -240,8 +278,8 @@ public final class Rollout {
 	 * What one side of the comparison did over an interval.
 	 *
 	 * @param requests requests answered
-	 * @param errors of them, failures as passive health counts them (5xx, connection
-	 * failures)
+	 * 	 * @param errors of them, errors: a status of the plan's {@code error-statuses}, a
+	 * connection failure or timeout, the gateway's own 503 for the side
 	 * @param p99Nanos their 99th percentile latency, 0 when there were none
 	 */
 	public record Window(long requests, long errors, long p99Nanos) {

@@ -25,9 +25,9 @@ public final class RolloutTrack {
 	 */
 	private volatile Rollout.Plan plan;
 
-	private final RolloutWindow canary = new RolloutWindow();
+	private final RolloutWindow canary;
 
-	private final RolloutWindow others = new RolloutWindow();
+	private final RolloutWindow others;
 
 	private volatile Rollout.Status status;
 
@@ -57,6 +57,10 @@ public final class RolloutTrack {
 	RolloutTrack(String split, Rollout.Plan plan, Rollout.Status status) {
 		this.split = split;
 		this.plan = plan;
+		// A refresh that keeps the rollout gives it an equal plan: the same
+		// error-statuses.
+		this.canary = new RolloutWindow(plan);
+		this.others = new RolloutWindow(plan);
 		this.status = status;
 		this.layout = status.step();
 		this.judging = status.state() == Rollout.State.PROGRESSING;

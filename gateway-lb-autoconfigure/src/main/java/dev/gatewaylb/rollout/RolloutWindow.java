@@ -26,6 +26,8 @@ public final class RolloutWindow {
 
 	private final LongAdder errors = new LongAdder();
 
+	private final Rollout.Plan plan;
+
 	private final Recorder recorder = new Recorder(1, MAX_MICROS, 2);
 
 	private final Histogram step = new Histogram(1, MAX_MICROS, 2);
@@ -36,9 +38,30 @@ public final class RolloutWindow {
 	 */
 	private @Nullable Histogram interval;
 
+	RolloutWindow(Rollout.Plan plan) {
+		this.plan = plan;
+	}
+
+	/**
+	 * Records what an attempt's answer was, when its headers arrive: an error when the
+	 * plan's {@code error-statuses} count its status, else a success with its latency.
+	 * The latency ends at the headers, not at the body's end, so that a client that reads
+	 * slowly cannot make a healthy canary look slow.
+	 * @param status the answer's status
+	 * @param latencyNanos from sending the request to the response's headers
+	 */
+	public void answered(int status, long latencyNanos) {
+		if (this.plan.isError(status)) {
+			failed();
+		}
+		else {
+			succeeded(latencyNanos);
+		}
+	}
+
 	/**
 	 * Records an answered attempt.
-	 * @param latencyNanos from sending the request to the end of the response
+	 * @param latencyNanos from sending the request to the response's headers
 	 */
 	public void succeeded(long latencyNanos) {
 		this.requests.increment();
@@ -46,9 +69,9 @@ public final class RolloutWindow {
 	}
 
 	/**
-	 * Records an attempt that failed as passive health counts failures (a status it
-	 * counts, a connection failure, a timeout). Its latency is not recorded: the failure
-	 * is judged by the error rate.
+	 * Records an attempt that failed: an error status, a connection failure, a timeout,
+	 * or the gateway's own answer for the side (no endpoint to pick, a full pool). Its
+	 * latency is not recorded: the failure is judged by the error rate.
 	 */
 	public void failed() {
 		this.requests.increment();

@@ -59,9 +59,16 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> stickyCanary = List.of(TestBackend.start("sticky-canary"));
 
+	static final List<TestBackend> emptyStable = List.of(TestBackend.start("empty-stable"));
+
+	static final List<TestBackend> fullStable = List.of(TestBackend.start("full-stable"));
+
+	static final List<TestBackend> fullCanary = List.of(TestBackend.start("full-canary"));
+
 	static {
 		failCanary.status(500);
 		slowCanary.get(0).delay(Duration.ofMillis(150));
+		fullCanary.get(0).delay(Duration.ofMillis(300));
 	}
 
 	@DynamicPropertySource
@@ -104,6 +111,19 @@ class RolloutIT extends GatewayIntegrationTest {
 			.set("gateway.lb.splits.keep.targets.keep-canary", 0)
 			.set("gateway.lb.splits.keep.rollout.target", "keep-canary")
 			.set("gateway.lb.splits.keep.rollout.interval", "1h")
+			.route("empty")
+			.instances("empty-stable", emptyStable)
+			.set("gateway.lb.splits.empty.targets.empty-stable", 100)
+			.set("gateway.lb.splits.empty.targets.empty-canary", 0)
+			.route("full")
+			.instances("full-stable", fullStable)
+			.instances("full-canary", fullCanary)
+			.set("gateway.lb.splits.full.targets.full-stable", 100)
+			.set("gateway.lb.splits.full.targets.full-canary", 0)
+			// One connection and one waiting request: a canary too small for its step.
+			.set("gateway.lb.services.full-canary.pool.max-connections", 1)
+			.set("gateway.lb.services.full-canary.pool.max-pending", 1)
+			.set("gateway.lb.services.full-canary.retry.attempts", 0)
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
@@ -124,7 +144,7 @@ class RolloutIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		List.of(rampStable, rampCanary, failStable, slowStable, slowCanary, holdStable, holdCanary, stickyStable,
-				stickyCanary)
+				stickyCanary, emptyStable, fullStable, fullCanary)
 			.forEach((backends) -> backends.forEach(TestBackend::close));
 		failCanary.close();
 	}
@@ -201,6 +221,48 @@ class RolloutIT extends GatewayIntegrationTest {
 				"\"reason\":\"error rate 1.0000 against 0.0000 of the other targets (max-error-rate-increase 0.01)\"");
 		assertThat(metric("gateway_lb_rollout_percent{split=\"fail\"}")).isZero();
 		assertThat(metric("gateway_lb_rollout_transitions_total{split=\"fail\",to=\"rolled-back\"}")).isEqualTo(1);
+	}
+
+	@Test
+	void aCanaryWithNoEndpointIsRolledBackAtItsFirstJudgementOnTheGatewaysOwnAnswers() {
+		try (ClientLoad load = new ClientLoad(this.client, "/empty/", 4)) {
+			load.await(100);
+			refresh(Map.of("gateway.lb.splits.empty.rollout.target", "empty-canary",
+					"gateway.lb.splits.empty.rollout.steps", "20,100", "gateway.lb.splits.empty.rollout.interval", "1s",
+					"gateway.lb.splits.empty.rollout.min-requests", 10));
+			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+				load.window(20);
+				Rollout.Status status = status("empty");
+				return status != null && status.state() == Rollout.State.ROLLED_BACK;
+			});
+		}
+		// Judged at the end of its first interval, not held for want of canary answers.
+		assertThat(verdicts("empty")).containsExactly("started", "rolled-back");
+		Verdict verdict = last(this.rollouts.track("empty").verdicts());
+		assertThat(verdict.canary().errors()).isEqualTo(verdict.canary().requests()).isGreaterThanOrEqualTo(10);
+		assertThat(verdict.reason()).startsWith("error rate 1.0000 against 0.0000");
+	}
+
+	@Test
+	void aCanaryThatSaturatesIsNotPromoted() {
+		try (ClientLoad load = new ClientLoad(this.client, "/full/", 4)) {
+			load.await(100);
+			refresh(Map.of("gateway.lb.splits.full.rollout.target", "full-canary",
+					"gateway.lb.splits.full.rollout.steps", "50,100", "gateway.lb.splits.full.rollout.interval", "2s",
+					"gateway.lb.splits.full.rollout.min-requests", 10,
+					// The canary is slow on purpose: only its 503s are judged here.
+					"gateway.lb.splits.full.rollout.max-latency-ratio", 1000));
+			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+				load.window(20);
+				Rollout.Status status = status("full");
+				return status != null && status.state() != Rollout.State.PROGRESSING;
+			});
+		}
+		assertThat(status("full").state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		Verdict verdict = last(this.rollouts.track("full").verdicts());
+		assertThat(verdict.step()).isZero();
+		assertThat(verdict.canary().errors()).as("the gateway's 503s for the canary's full pool").isPositive();
+		assertThat(metric("gateway_lb_rejected_total{reason=\"saturated\",service=\"full-canary\"}")).isPositive();
 	}
 
 	@Test

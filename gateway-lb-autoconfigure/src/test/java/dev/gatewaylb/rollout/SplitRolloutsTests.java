@@ -224,7 +224,7 @@ class SplitRolloutsTests {
 	void aRolloutIdIsAnEpochOfItsOwn() {
 		Rollout.Plan first = plan(50, 100);
 		Rollout.Plan again = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, INTERVAL.toNanos(), 10, 0.1, 2,
-				"shop-2");
+				"shop-2", null);
 		assertThat(first.id()).as("derived: the same for the same keys").isEqualTo(plan(50, 100).id()).hasSize(16);
 		assertThat(plan(50, 90).id()).isNotEqualTo(first.id());
 		assertThat(again.fingerprint()).startsWith("shop-2 ").isNotEqualTo(first.fingerprint());

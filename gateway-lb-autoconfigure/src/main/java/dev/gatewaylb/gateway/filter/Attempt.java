@@ -11,7 +11,7 @@ import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
-import dev.gatewaylb.rollout.RolloutWindow;
+
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
@@ -34,8 +34,9 @@ import reactor.util.context.Context;
  * busy with the last one.
  * <p>
  * Everything an attempt needs is given when it is made; it calls nothing back but its
- * endpoint's passive health, its rollout side, and, for the first attempt of a hedged
- * round, the hedge timer it was given.
+ * endpoint's passive health and, for the first attempt of a hedged round, the hedge timer
+ * it was given. A rollout's side is judged by the exchange's owner, which sees what the
+ * client gets.
  */
 final class Attempt extends InFlightGuard implements UpstreamObserver {
 
@@ -69,7 +70,10 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	private final ExchangeLease lease;
 
-	private final @Nullable RolloutWindow rollout;
+	/**
+	 * Whether a rollout judges the attempt, and so needs the time it was sent.
+	 */
+	private final boolean judged;
 
 	/**
 	 * When the exchange's first request was sent, by the balancer clock; 0 when this
@@ -93,18 +97,18 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * @param decayNanos the peak-EWMA decay of the service
 	 * @param runtime the service's runtime
 	 * @param member the endpoint
-	 * @param lease the exchange's lease, which says whether the client went away
-	 * @param rollout the rollout side the attempt's outcome counts on, or {@code null}
+	 * @param lease the exchange's lease, which says whether the client went away * @param
+	 * judged whether a rollout judges the attempt (it needs the time it was sent)
 	 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
 	 * @param sendListener told when the request is sent, or {@code null}
 	 */
 	Attempt(EndpointState state, long decayNanos, ServiceRuntime runtime, Member member, ExchangeLease lease,
-			@Nullable RolloutWindow rollout, long firstSentNanos, @Nullable SendListener sendListener) {
+			boolean judged, long firstSentNanos, @Nullable SendListener sendListener) {
 		super(state, decayNanos);
 		this.runtime = runtime;
 		this.member = member;
 		this.lease = lease;
-		this.rollout = rollout;
+		this.judged = judged;
 		this.firstSentNanos = firstSentNanos;
 		this.sendListener = sendListener;
 	}
@@ -148,7 +152,7 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
 		boolean retries = this.runtime.settings().retry().attempts() > 0;
-		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.rollout != null;
+		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.judged;
 		// The clock is read only when a retry's deadline, a latency sample, a hedge or a
 		// rollout needs the time; it is then when the request left, the latency sample's
 		// start.
@@ -226,24 +230,13 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 		if (!SETTLED.compareAndSet(this, null, kind)) {
 			return false;
 		}
-		// A rollout judges its target by what passive health charges: the same failures,
-		// and nothing for a client that left or an attempt the gateway gave up.
-		RolloutWindow rollout = this.rollout;
 		switch (kind.charge()) {
-			case SUCCESS -> {
-				this.runtime.succeeded(endpoint());
-				if (rollout != null) {
-					rollout.succeeded(this.runtime.nanoTime() - startNanos());
-				}
-			}
+			case SUCCESS -> this.runtime.succeeded(endpoint());
 			case FAILURE -> {
 				if (this.runtime.recordsLatency()) {
 					recordFailure(FAILURE_LATENCY_NANOS, this.runtime.nanoTime());
 				}
 				this.runtime.failed(endpoint());
-				if (rollout != null) {
-					rollout.failed();
-				}
 			}
 			case NOBODY -> {
 				// not the endpoint's doing

@@ -252,6 +252,10 @@ final class ProxiedExchange {
 				return Mono.empty();
 			}
 			int status = code.value();
+			RolloutWindow rollout = this.rollout;
+			if (rollout != null) {
+				rollout.answered(status, runtime.nanoTime() - attempt.startNanos());
+			}
 			Outcome.Kind kind = Outcome.ofStatus(status, attempt.countsAsFailure(status));
 			if (kind == Outcome.Kind.SERVER_ERROR) {
 				attempt.settle(kind);
@@ -263,6 +267,12 @@ final class ProxiedExchange {
 		}
 		Outcome.Kind kind = Outcome.classify(attempt.phase(), error);
 		attempt.end(kind);
+		RolloutWindow rollout = this.rollout;
+		if (rollout != null && kind.charge() == Outcome.Charge.FAILURE) {
+			// What passive health charges the endpoint for (a connection failure, a
+			// timeout); nothing for a client that left or an attempt the gateway gave up.
+			rollout.failed();
+		}
 		if (kind == Outcome.Kind.NOT_UPSTREAM) {
 			return Mono.error(error);
 		}
@@ -282,6 +292,11 @@ final class ProxiedExchange {
 		}
 		if (!response.isCommitted() && mayRetry(runtime, kind, 0)) {
 			return retry(attempt, runtime);
+		}
+		if (rollout != null && kind == Outcome.Kind.SATURATED) {
+			// The side's own pool was full: the client gets the gateway's 503, and a
+			// canary too small for its step must not look healthy for it.
+			rollout.failed();
 		}
 		return GatewayAnswer.write(this.exchange, kind, runtime.id(), error);
 	}
@@ -366,7 +381,7 @@ final class ProxiedExchange {
 	private Attempt claim(ServiceRuntime runtime, Snapshot<Member> snapshot, int index, long firstSentNanos,
 			Attempt.@Nullable SendListener sendListener) {
 		return new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), runtime, snapshot.value(index), this.lease,
-				this.rollout, firstSentNanos, sendListener);
+				this.rollout != null, firstSentNanos, sendListener);
 	}
 
 	/**
@@ -559,9 +574,15 @@ final class ProxiedExchange {
 	}
 
 	/**
-	 * Returns what a service with no endpoint to pick answers.
+	 * Returns what a service with no endpoint to pick answers, and counts it as an error
+	 * of the rollout side the exchange is judged on: a canary with no endpoint is judged
+	 * by what its share of the clients get.
 	 */
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
+		RolloutWindow rollout = this.rollout;
+		if (rollout != null) {
+			rollout.failed();
+		}
 		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + runtime.id());
 	}
 

@@ -45,7 +45,7 @@ final class BuiltInDefaults {
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.
 	 */
 	static final RolloutProperties ROLLOUT = new RolloutProperties(null, List.of(5, 25, 50, 100), Duration.ofMinutes(5),
-			100L, 0.01, 1.5, null);
+			100L, 0.01, 1.5, null, List.of());
 
 	private BuiltInDefaults() {
 	}

@@ -239,7 +239,8 @@ final class SettingsMapper {
 				RolloutKey.STEPS.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
 				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
-				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id());
+				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id(),
+				RolloutKey.ERROR_STATUSES.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray());
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {
@@ -297,11 +298,14 @@ final class SettingsMapper {
 		static final RolloutKey<Double> MAX_LATENCY_RATIO = new RolloutKey<>("max-latency-ratio",
 				RolloutProperties::maxLatencyRatio);
 
+		static final RolloutKey<List<Integer>> ERROR_STATUSES = new RolloutKey<>("error-statuses",
+				RolloutProperties::errorStatuses);
+
 		/**
 		 * The keys in the order the plan checks them.
 		 */
 		static final List<RolloutKey<?>> ALL = List.of(STEPS, INTERVAL, MIN_REQUESTS, MAX_ERROR_RATE_INCREASE,
-				MAX_LATENCY_RATIO);
+				MAX_LATENCY_RATIO, ERROR_STATUSES);
 
 		/**
 		 * Returns the key's value in {@code rollout} if it sets it and {@code taken}

@@ -54,6 +54,22 @@ class RolloutSettingsTests {
 	}
 
 	@Test
+	void errorStatusesDefaultToEvery5xxAndMayNameA4xx() {
+		Rollout.Plan every5xx = map(Map.of(SPLIT + "rollout.target", "shop-canary")).rollout();
+		assertThat(every5xx.isError(500)).isTrue();
+		assertThat(every5xx.isError(503)).isTrue();
+		assertThat(every5xx.isError(401)).isFalse();
+		Rollout.Plan listed = map(
+				Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.error-statuses", "503,401,401"))
+			.rollout();
+		assertThat(listed.errorStatuses()).containsExactly(401, 503);
+		assertThat(listed.isError(401)).isTrue();
+		assertThat(listed.isError(500)).as("not listed").isFalse();
+		assertThat(listed.id()).as("another block, another epoch").isNotEqualTo(every5xx.id());
+		assertThat(listed.fingerprint()).endsWith(" errors [401, 503]");
+	}
+
+	@Test
 	void aSplitWithoutARolloutHasNone() {
 		assertThat(map(Map.of()).rollout()).isNull();
 	}
@@ -69,6 +85,7 @@ class RolloutSettingsTests {
 					rollout.min-requests      | -1          | gateway.lb.splits.shop.rollout.min-requests      | -1          | min-requests: -1 (expected: >= 0)
 					rollout.max-error-rate-increase | 1.5   | gateway.lb.splits.shop.rollout.max-error-rate-increase | 1.5   | max-error-rate-increase: 1.5 (expected: 0 to 1)
 					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: >= 1)
+										rollout.error-statuses    | 500,399     | gateway.lb.splits.shop.rollout.error-statuses    | [500, 399]  | error-statuses: 399 (expected: 400 to 599)
 					rollout.id                | 'shop 2'    | gateway.lb.splits.shop.rollout.id                | shop 2      | expected: 1 to 64 letters, digits
 					""")
 	void rejectsAnInvalidRolloutNamingThePropertyAndItsValue(String key, String value, String property, String bound,

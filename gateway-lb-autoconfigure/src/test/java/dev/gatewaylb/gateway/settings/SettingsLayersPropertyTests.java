@@ -77,6 +77,7 @@ class SettingsLayersPropertyTests {
 					Duration.ofSeconds(30)),
 			key("health.passive.max-ejection-percent", (s) -> s.health().passive().maxEjectionPercent(), 50, "0", 0,
 					"100", 100, "10", 10),
+			key("health.max-drain-percent", (s) -> s.health().maxDrainPercent(), 50, "0", 0, "100", 100, "30", 30),
 			key("health.passive.latency-factor", (s) -> s.health().passive().latencyFactor(), 0.0, "3", 3.0, "1.5", 1.5,
 					"0", 0.0),
 			key("hedge.max-extra-load", (s) -> s.hedge().maxExtraLoad(), 0.0, "0.05", 0.05, "1", 1.0, "0", 0.0),
