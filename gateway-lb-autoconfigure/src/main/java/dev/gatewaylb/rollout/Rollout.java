@@ -277,9 +277,9 @@ public final class Rollout {
 	/**
 	 * What one side of the comparison did over an interval.
 	 *
-	 * @param requests requests answered
-	 * 	 * @param errors of them, errors: a status of the plan's {@code error-statuses}, a
-	 * connection failure or timeout, the gateway's own 503 for the side
+	 * @param requests requests answered * @param errors of them, errors: a status of the
+	 * plan's {@code error-statuses}, a connection failure or timeout, the gateway's own
+	 * 503 for the side
 	 * @param p99Nanos their 99th percentile latency, 0 when there were none
 	 */
 	public record Window(long requests, long errors, long p99Nanos) {
