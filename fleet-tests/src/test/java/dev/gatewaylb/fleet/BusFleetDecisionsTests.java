@@ -56,7 +56,7 @@ class BusFleetDecisionsTests {
 		long start = System.nanoTime();
 		int sent = BusFleetDecisions.QUEUE_CAPACITY + 50;
 		for (int i = 0; i < sent; i++) {
-			this.decisions.drain("svc", "10.0.0.1:" + (i + 1), true);
+			this.decisions.drain("svc", "10.0.0.1:" + (i + 1), true, false);
 		}
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the callers' time")
 			.isLessThan(Duration.ofSeconds(5));
