@@ -21,9 +21,17 @@ final class BusEvents {
 	 * replica's context sends it on the bus) and the fleet's destination.
 	 */
 	static <E extends RemoteApplicationEvent> E from(Gateway replica, E event) {
-		String busId = replica.context().getBean(ServiceMatcher.class).getBusId();
-		set(event, "originService", busId);
-		set(event, "destinationService", BusSettings.APPLICATION + ":**");
+		return envelope(event, replica.context().getBean(ServiceMatcher.class).getBusId(),
+				BusSettings.APPLICATION + ":**");
+	}
+
+	/**
+	 * Gives an event a new id, an origin and a destination, as the bus does when it reads
+	 * one.
+	 */
+	static <E extends RemoteApplicationEvent> E envelope(E event, String origin, String destination) {
+		set(event, "originService", origin);
+		set(event, "destinationService", destination);
 		set(event, "id", UUID.randomUUID().toString());
 		return event;
 	}

@@ -2,6 +2,7 @@ package dev.gatewaylb.fleet;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -9,8 +10,12 @@ import java.util.concurrent.TimeUnit;
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.EndpointDrainEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
+import dev.gatewaylb.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.settings.FleetSettings;
+import dev.gatewaylb.rollout.FleetDecisions;
+import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.SplitRollouts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -81,6 +86,39 @@ class BusFleetDecisionsTests {
 				new FleetSettings(null, null, true, true), "gateway", System::currentTimeMillis, null, null))
 			.withMessageStartingWith(
 					"spring.cloud.bus.id 'replica-1' is not reached by the fleet's destination 'gateway:**'");
+	}
+
+	@Test
+	void aReplicaThatFollowsNoRolloutsNeitherAsksItsPeersNorActsOnTheirDecisions() {
+		try (ScheduledControlThread control = new ScheduledControlThread()) {
+			SplitRollouts rollouts = new SplitRollouts(control, System::currentTimeMillis, () -> FleetDecisions.NONE);
+			Rollout.Plan plan = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, Duration.ofHours(1).toNanos(),
+					10, 0.01, 1.5);
+			rollouts.plans(Map.of("shop", plan));
+			BusFleetDecisions alone = new BusFleetDecisions((event) -> {
+			}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),
+					new FleetSettings(null, null, true, false), "gateway", System::currentTimeMillis, rollouts, null);
+			try {
+				assertThat(alone.asksPeersOnStart()).isFalse();
+				RolloutVerdictEvent rollBack = new RolloutVerdictEvent();
+				rollBack.setFleet("gateway");
+				rollBack.setVersion(System.currentTimeMillis() << 16);
+				rollBack.setSplit("shop");
+				rollBack.setPlan(plan.fingerprint());
+				rollBack.setAction("roll-back");
+				rollBack.setByOperator(true);
+				alone.onRolloutVerdict(BusEvents.envelope(rollBack, "gateway:2", "gateway:**"));
+				// The control thread runs in order: what was queued before this has run.
+				Rollout.State state = control.call(Duration.ofSeconds(10),
+						() -> rollouts.track("shop").status().state());
+				assertThat(state).as("an operator's roll-back from another replica, not followed")
+					.isEqualTo(Rollout.State.PROGRESSING);
+				assertThat(alone.rejectedEvents("invalid")).as("the event itself was valid").isZero();
+			}
+			finally {
+				alone.close();
+			}
+		}
 	}
 
 	@Test
