@@ -355,24 +355,26 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 		String origin = event.getOriginService();
 		if (this.channel.followRollouts()) {
 			List<SplitRollouts.PeerState> states = new ArrayList<>();
+			List<SplitRollouts.PeerState> newer = new ArrayList<>();
 			for (FleetStateEvent.RolloutState rollout : event.getRollouts()) {
 				Rollout.State state = state(rollout.state());
-				if (state != null) {
-					states.add(new SplitRollouts.PeerState(rollout.split(), rollout.plan(), state, rollout.step(),
-							rollout.reason()));
+				if (state == null) {
+					continue;
+				}
+				SplitRollouts.PeerState peer = new SplitRollouts.PeerState(rollout.split(), rollout.plan(), state,
+						rollout.step(), rollout.reason());
+				states.add(peer);
+				if (rollout.version() > 0 && this.inbox
+					.advance(FleetInbox.rolloutSubject(rollout.split(), rollout.plan()), rollout.version())) {
+					newer.add(peer);
 				}
 			}
 			this.rollouts.peersAnswered(states, origin);
-			for (FleetStateEvent.RolloutState rollout : event.getRollouts()) {
-				Rollout.State state = state(rollout.state());
-				if (state != null && rollout.version() > 0 && this.inbox
-					.advance(FleetInbox.rolloutSubject(rollout.split(), rollout.plan()), rollout.version())) {
-					// Followed after the answer was taken (the control thread runs both
-					// in
-					// order): a rollout that just took the peer's state is already there.
-					this.rollouts.follow(rollout.split(), rollout.plan(), action(state), rollout.reason(), origin,
-							false);
-				}
+			// Followed after the answer was taken (the control thread runs both in
+			// order):
+			// a rollout that just took the peer's state is already there.
+			for (SplitRollouts.PeerState peer : newer) {
+				this.rollouts.follow(peer.split(), peer.plan(), action(peer.state()), peer.reason(), origin, false);
 			}
 		}
 		if (this.channel.followDrains()) {

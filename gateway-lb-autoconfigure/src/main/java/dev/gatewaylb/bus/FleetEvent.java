@@ -2,6 +2,7 @@ package dev.gatewaylb.bus;
 
 import java.util.List;
 
+import dev.gatewaylb.request.Logged;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -100,7 +101,7 @@ public abstract class FleetEvent extends RemoteApplicationEvent {
 		}
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
-			if (c <= 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+			if (c == ' ' || Logged.isControl(c)) {
 				return false;
 			}
 		}

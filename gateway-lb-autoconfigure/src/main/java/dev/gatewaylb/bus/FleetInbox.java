@@ -111,10 +111,6 @@ final class FleetInbox {
 		}
 	}
 
-	String fleet() {
-		return this.fleet;
-	}
-
 	/**
 	 * Signs an event this replica sends, when it has a secret.
 	 */

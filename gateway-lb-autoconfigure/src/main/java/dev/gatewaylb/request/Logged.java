@@ -29,7 +29,7 @@ public final class Logged {
 		StringBuilder text = new StringBuilder(Math.min(value.length(), MAX_LENGTH) + 2).append('\'');
 		for (int i = 0; i < value.length() && i < MAX_LENGTH; i++) {
 			char c = value.charAt(i);
-			if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+			if (isControl(c)) {
 				text.append(String.format("\\u%04x", (int) c));
 			}
 			else {
@@ -40,6 +40,16 @@ public final class Logged {
 			text.append("...");
 		}
 		return text.append('\'').toString();
+	}
+
+	/**
+	 * Returns whether a character would break or forge a log line: a C0 or C1 control
+	 * character, DEL, or a Unicode line or paragraph separator.
+	 * @param c the character
+	 * @return whether it is escaped in a log line
+	 */
+	public static boolean isControl(char c) {
+		return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029';
 	}
 
 }

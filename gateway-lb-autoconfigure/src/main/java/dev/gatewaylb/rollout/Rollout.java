@@ -81,10 +81,10 @@ public final class Rollout {
 	 * @param minRequests the fewest canary requests an interval must have to be judged
 	 * @param maxErrorRateIncrease the most the canary's error rate may exceed the others'
 	 * @param maxLatencyRatio the most the canary's p99 may be, as a multiple of the
-	 * others' * @param id the rollout's epoch ({@code rollout.id}): replicas act on each
-	 * other's decisions only for the same id, so an operator who runs the same block
-	 * again after a roll-back gives it a new one; {@code null} derives one from the rest
-	 * of the plan
+	 * others'
+	 * @param id the rollout's epoch ({@code rollout.id}): replicas act on each other's
+	 * decisions only for the same id, so an operator who runs the same block again after
+	 * a roll-back gives it a new one; {@code null} derives one from the rest of the plan
 	 * @param errorStatuses the answers that count as the canary's (or the others')
 	 * errors, 400 to 599, sorted; empty for every 5xx ({@code rollout.error-statuses},
 	 * independent of passive health's {@code on-statuses})

@@ -97,8 +97,8 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * @param decayNanos the peak-EWMA decay of the service
 	 * @param runtime the service's runtime
 	 * @param member the endpoint
-	 * @param lease the exchange's lease, which says whether the client went away * @param
-	 * judged whether a rollout judges the attempt (it needs the time it was sent)
+	 * @param lease the exchange's lease, which says whether the client went away
+	 * @param judged whether a rollout judges the attempt (it needs the time it was sent)
 	 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
 	 * @param sendListener told when the request is sent, or {@code null}
 	 */
