@@ -69,6 +69,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String DISCOVERY_REJECTED = "gateway.lb.discovery.rejected";
 
+	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
+
 	static final String ROLLOUT_PERCENT = "gateway.lb.rollout.percent";
 
 	static final String ROLLOUT_TRANSITIONS = "gateway.lb.rollout.transitions";
@@ -121,6 +123,10 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tag("outcome", "rejected")
 			.description("Refreshes of gateway.lb rejected as invalid; the previous settings stayed")
 			.register(meterRegistry);
+		FunctionCounter.builder(UNKNOWN_SERVICES, runtimes, ServiceRuntimes::unknownNamed)
+			.description("Requests that named a service no route, configuration, split or discovery knows; "
+					+ "answered 503, nothing tracked")
+			.register(meterRegistry);
 		settings.onApply(this::splitsChanged);
 		runtimes.addListener(this);
 	}
@@ -130,6 +136,18 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		if (!this.serviceMeters.containsKey(next.id())) {
 			this.serviceMeters.put(next.id(), registerService(next.id(), next.counters()));
 			endpointsChanged(next.id(), next.snapshot());
+		}
+	}
+
+	@Override
+	public synchronized void runtimeRemoved(ServiceRuntime runtime) {
+		List<Meter> service = this.serviceMeters.remove(runtime.id());
+		if (service != null) {
+			service.forEach(this.meterRegistry::remove);
+		}
+		Map<String, List<Meter>> endpoints = this.endpointMeters.remove(runtime.id());
+		if (endpoints != null) {
+			endpoints.values().forEach((meters) -> meters.forEach(this.meterRegistry::remove));
 		}
 	}
 

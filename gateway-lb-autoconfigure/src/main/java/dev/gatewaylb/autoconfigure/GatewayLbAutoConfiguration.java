@@ -54,6 +54,7 @@ import org.springframework.cloud.gateway.config.HttpClientProperties;
 import org.springframework.cloud.gateway.config.HttpClientSslConfigurer;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
+import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.cloud.loadbalancer.cache.LoadBalancerCacheManager;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
@@ -201,8 +202,9 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		InstanceSource gatewayLbInstanceSource(LoadBalancerClientFactory clientFactory) {
-			return new LoadBalancerInstanceSource(clientFactory, ServiceBalancer.class);
+		InstanceSource gatewayLbInstanceSource(LoadBalancerClientFactory clientFactory,
+				ObjectProvider<ReactiveDiscoveryClient> discovery) {
+			return new LoadBalancerInstanceSource(clientFactory, ServiceBalancer.class, discovery.getIfAvailable());
 		}
 
 		@Bean
@@ -213,7 +215,7 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		RouteServices gatewayLbRouteServices(ServiceRuntimes runtimes, LiveSettings settings) {
-			return new RouteServices(runtimes::track, settings);
+			return new RouteServices(runtimes::routed, settings);
 		}
 
 		@Bean

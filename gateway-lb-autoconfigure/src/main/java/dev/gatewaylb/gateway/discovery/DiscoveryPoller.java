@@ -100,6 +100,16 @@ public final class DiscoveryPoller {
 	}
 
 	/**
+	 * Stops watching a service: it is polled no more, and an answer under way is dropped.
+	 * Control thread.
+	 * @param watch the watch
+	 */
+	public void unwatch(Watch watch) {
+		this.watches.remove(watch);
+		watch.removed = true;
+	}
+
+	/**
 	 * Reads every watched service's instances now, on the control thread, as after a
 	 * discovery announcement. Callable from any thread.
 	 */
@@ -132,10 +142,14 @@ public final class DiscoveryPoller {
 		}
 		instances.subscribe((list) -> this.control.execute(() -> {
 			watch.polling = false;
-			answered(watch, list);
+			if (!watch.removed) {
+				answered(watch, list);
+			}
 		}), (error) -> this.control.execute(() -> {
 			watch.polling = false;
-			failed(watch, error);
+			if (!watch.removed) {
+				failed(watch, error);
+			}
 		}));
 	}
 
@@ -286,6 +300,8 @@ public final class DiscoveryPoller {
 		private Membership membership = Membership.EMPTY;
 
 		private boolean polling;
+
+		private boolean removed;
 
 		/**
 		 * When a poll first listed the service empty after it had endpoints; 0 when not.

@@ -1,6 +1,7 @@
 package dev.gatewaylb.gateway.discovery;
 
 import java.util.List;
+import java.util.Set;
 
 import reactor.core.publisher.Mono;
 
@@ -26,5 +27,16 @@ public interface InstanceSource {
 	 * @return the instances, in any order
 	 */
 	Mono<List<ServiceInstance>> instances(String serviceId);
+
+	/**
+	 * Returns the ids of every service discovery knows, as
+	 * {@code DiscoveryClient.getServices()} lists them: with the ids that routes, the
+	 * configuration and splits name, the only services a request may name (any other id
+	 * is answered 503 without being tracked). Asked once per discovery poll.
+	 * @return the ids, in any spelling; none by default
+	 */
+	default Mono<Set<String>> services() {
+		return Mono.just(Set.of());
+	}
 
 }

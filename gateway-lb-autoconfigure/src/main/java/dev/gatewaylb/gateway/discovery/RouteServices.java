@@ -19,26 +19,26 @@ import org.springframework.context.ApplicationListener;
 
 /**
  * Tracks every service that a route names, so its runtime is built before its first
- * request: {@code lb://id} and {@code lb:ws://id} routes, and for a route to a split, the
- * split's targets. Runs whenever Spring Cloud Gateway has (re)loaded its routes, which it
- * does at start-up and on every route refresh.
+ * request and a request may name it: {@code lb://id} and {@code lb:ws://id} routes, and
+ * for a route to a split, the split's targets. Runs whenever Spring Cloud Gateway has
+ * (re)loaded its routes, which it does at start-up and on every route refresh.
  */
 public final class RouteServices implements ApplicationListener<RefreshRoutesResultEvent> {
 
 	private static final Log logger = LogFactory.getLog(RouteServices.class);
 
-	private final Consumer<String> track;
+	private final Consumer<Set<String>> routed;
 
 	private final LiveSettings settings;
 
 	/**
 	 * Creates the listener.
-	 * @param track starts tracking a service by id, such as the service runtimes' own
-	 * {@code track}
+	 * @param routed takes every service the routes name, in place of those before, such
+	 * as the service runtimes' own {@code routed}
 	 * @param settings the settings in force, for the splits
 	 */
-	public RouteServices(Consumer<String> track, LiveSettings settings) {
-		this.track = track;
+	public RouteServices(Consumer<Set<String>> routed, LiveSettings settings) {
+		this.routed = routed;
 		this.settings = settings;
 	}
 
@@ -54,15 +54,17 @@ public final class RouteServices implements ApplicationListener<RefreshRoutesRes
 	}
 
 	private void track(Set<String> named) {
+		Set<String> services = new TreeSet<>();
 		for (String name : named) {
 			SplitSettings split = this.settings.get().split(name);
 			if (split == null) {
-				this.track.accept(name);
+				services.add(name);
 			}
 			else {
-				split.split().targets().forEach((target) -> this.track.accept(target.service()));
+				split.split().targets().forEach((target) -> services.add(target.service()));
 			}
 		}
+		this.routed.accept(services);
 	}
 
 	/**

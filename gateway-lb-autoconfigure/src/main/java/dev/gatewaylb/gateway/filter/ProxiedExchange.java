@@ -160,7 +160,13 @@ final class ProxiedExchange {
 		}
 		ServiceRuntime runtime = this.services.runtimes().find(service);
 		if (runtime == null) {
-			return this.services.runtimes().whenReady(service).flatMap(this::start);
+			String named = service;
+			// A service nobody knows is answered as one with no endpoint, and not
+			// tracked.
+			return this.services.runtimes()
+				.whenReady(service)
+				.switchIfEmpty(Mono.error(() -> unknownService(named)))
+				.flatMap(this::start);
 		}
 		return start(runtime);
 	}
@@ -578,6 +584,10 @@ final class ProxiedExchange {
 	 * of the rollout side the exchange is judged on: a canary with no endpoint is judged
 	 * by what its share of the clients get.
 	 */
+	private NotFoundException unknownService(String service) {
+		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + service);
+	}
+
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null) {

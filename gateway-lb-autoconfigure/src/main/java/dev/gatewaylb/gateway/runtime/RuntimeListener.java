@@ -19,6 +19,13 @@ public interface RuntimeListener {
 	}
 
 	/**
+	 * Called when a service's runtime was removed: nothing names the service any more.
+	 * @param runtime the runtime removed
+	 */
+	default void runtimeRemoved(ServiceRuntime runtime) {
+	}
+
+	/**
 	 * Called when a service's balancer published a snapshot after a membership change, a
 	 * settings change or a drain.
 	 * @param runtime the service's runtime

@@ -54,7 +54,9 @@ public final class ServiceBalancer implements ReactorServiceInstanceLoadBalancer
 		if (runtime != null) {
 			return Mono.just(pick(runtime, request));
 		}
-		return this.runtimes.whenReady(this.serviceId).map((ready) -> pick(ready, request));
+		return this.runtimes.whenReady(this.serviceId)
+			.map((ready) -> pick(ready, request))
+			.defaultIfEmpty(new EmptyResponse());
 	}
 
 	@SuppressWarnings("rawtypes")

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -44,12 +46,15 @@ import reactor.core.publisher.Mono;
  * configured under {@code gateway.lb.services}, or when it is a split target, so the
  * actuator shows its endpoints and drain works before its first request; a service first
  * named by a request is tracked then, and that request waits for its first build without
- * blocking. Each tracked service gets its first runtime from the {@link RuntimeFactory},
- * its endpoints from the {@link DiscoveryPoller} (the balancer is rebuilt only when the
- * membership changed, and the pools of departed endpoints close after a grace), and a
- * next runtime when refreshed settings change it (what they did not touch is carried
- * over; a replaced pool closes once no request uses it: {@link UpstreamRetirement}). The
- * {@code latency-ejection} and {@code hedge-window-roll} jobs run over every runtime.
+ * blocking, but only when discovery lists it ({@link KnownServices}): any other id a
+ * request names is answered 503 and never tracked, and a service that is no longer named
+ * anywhere nor listed is removed ({@code known-services} job). Each tracked service gets
+ * its first runtime from the {@link RuntimeFactory}, its endpoints from the
+ * {@link DiscoveryPoller} (the balancer is rebuilt only when the membership changed, and
+ * the pools of departed endpoints close after a grace), and a next runtime when refreshed
+ * settings change it (what they did not touch is carried over; a replaced pool closes
+ * once no request uses it: {@link UpstreamRetirement}). The {@code latency-ejection} and
+ * {@code hedge-window-roll} jobs run over every runtime.
  * <p>
  * Why this is safe without locks on the request path: a request reads a service's runtime
  * with one map read and one volatile read; every write happens on the control thread, one
@@ -60,7 +65,8 @@ public final class ServiceRuntimes {
 
 	// Longer than this package's other classes: it is the registry's whole public API
 	// (look-ups for the request path, the actuator and Spring Cloud LoadBalancer,
-	// tracking, drain, listeners), each method with its contract; every job it had
+	// tracking and forgetting, drain, listeners), each method with its contract; every
+	// job it had
 	// besides lives in a class of its own.
 
 	/**
@@ -85,6 +91,20 @@ public final class ServiceRuntimes {
 	private final LatencyEjection latencyEjection;
 
 	private final HedgeWindows hedgeWindows;
+
+	private final KnownServices known = new KnownServices();
+
+	/**
+	 * Requests that named a service nobody knows, answered 503 without a runtime.
+	 */
+	private final LongAdder unknownNamed = new LongAdder();
+
+	/**
+	 * Whether a listing of discovery's services is under way. Control thread.
+	 */
+	private boolean listing;
+
+	private @Nullable String lastListingError;
 
 	/**
 	 * Slots by lower-case id, and by every other spelling a lookup used.
@@ -116,6 +136,7 @@ public final class ServiceRuntimes {
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);
 		this.hedgeWindows = new HedgeWindows(this::all, control);
+		this.known.configured(settings.get());
 	}
 
 	/**
@@ -151,17 +172,49 @@ public final class ServiceRuntimes {
 
 	/**
 	 * Returns the runtime of a service once it is built, tracking the service if it was
-	 * not; never blocks.
+	 * not and is known; never blocks. Right after start-up, an id only discovery can know
+	 * waits for discovery's first listing.
 	 * @param serviceId the id in any spelling
-	 * @return the runtime
+	 * @return the runtime, or empty when no route, configuration, split or discovery
+	 * names the service (counted, nothing tracked)
 	 */
 	public Mono<ServiceRuntime> whenReady(String serviceId) {
-		Slot slot = slotOf(serviceId);
+		Slot slot = slot(serviceId);
+		if (slot == null && !this.known.contains(serviceId)) {
+			if (this.known.listed.isDone()) {
+				this.unknownNamed.increment();
+				return Mono.empty();
+			}
+			return Mono.fromFuture(this.known.listed, true).then(Mono.defer(() -> whenReady(serviceId)));
+		}
+		if (slot == null) {
+			slot = slotOf(serviceId);
+		}
 		ServiceRuntime runtime = slot.runtime;
 		if (runtime != null && slot.ready.isDone()) {
 			return Mono.just(runtime);
 		}
 		return Mono.fromFuture(slot.ready, true);
+	}
+
+	/**
+	 * Returns how many requests named a service that no route, configuration, split or
+	 * discovery knows; each was answered 503.
+	 * @return the count since start-up
+	 */
+	public long unknownNamed() {
+		return this.unknownNamed.sum();
+	}
+
+	/**
+	 * Puts the services the gateway's routes name in place of those named before, and
+	 * tracks them. A service no longer named anywhere is removed later.
+	 * @param serviceIds every service the routes name, split names resolved to their
+	 * targets
+	 */
+	public void routed(Collection<String> serviceIds) {
+		this.known.routed(serviceIds);
+		track(serviceIds);
 	}
 
 	/**
@@ -335,6 +388,8 @@ public final class ServiceRuntimes {
 		this.started = true;
 		this.settings.onApply((applied) -> this.control.execute(() -> settingsApplied(applied)));
 		this.discovery.start();
+		this.control.execute(this::listServices);
+		this.control.every("known-services", DiscoveryPoller.POLL_INTERVAL, this::listServices);
 		this.latencyEjection.start();
 		this.hedgeWindows.start();
 	}
@@ -420,6 +475,7 @@ public final class ServiceRuntimes {
 			slot.runtime = next.runtime();
 			this.listeners.forEach((listener) -> listener.runtimeChanged(current, next.runtime()));
 		}
+		this.known.configured(applied);
 		track(applied.configuredServices());
 		for (SplitSettings split : applied.splits().values()) {
 			split.split().targets().forEach((target) -> track(target.service()));
@@ -475,6 +531,82 @@ public final class ServiceRuntimes {
 		});
 	}
 
+	private void listServices() {
+		if (this.listing || this.stopped) {
+			return;
+		}
+		this.listing = true;
+		Mono<Set<String>> services;
+		try {
+			services = this.source.services().timeout(DiscoveryPoller.FIRST_POLL_TIMEOUT).defaultIfEmpty(Set.of());
+		}
+		catch (RuntimeException | Error ex) {
+			this.listing = false;
+			listingFailed(ex);
+			return;
+		}
+		services.subscribe((ids) -> this.control.execute(() -> {
+			this.listing = false;
+			this.lastListingError = null;
+			this.known.discovered(ids);
+			forgetUnknown();
+		}), (error) -> this.control.execute(() -> {
+			this.listing = false;
+			listingFailed(error);
+		}));
+	}
+
+	private void listingFailed(Throwable error) {
+		String described = String.valueOf(error);
+		if (!described.equals(this.lastListingError)) {
+			logger.warn("Could not list discovery's services; keeping the last list", error);
+		}
+		this.lastListingError = described;
+		// A request waiting for the first listing goes on with the services named
+		// elsewhere.
+		this.known.listed.complete(null);
+	}
+
+	/**
+	 * Removes the runtimes of services that have been unknown for
+	 * {@link KnownServices#FORGET_AFTER}: their pools close once no request uses them,
+	 * their meters go.
+	 */
+	private void forgetUnknown() {
+		long now = this.control.nanoTime();
+		for (Slot slot : distinctSlots()) {
+			if (this.known.contains(slot.id)) {
+				slot.unknownSince = null;
+			}
+			else if (slot.unknownSince == null) {
+				slot.unknownSince = now;
+			}
+			else if (now - slot.unknownSince >= KnownServices.FORGET_AFTER.toNanos()) {
+				forget(slot);
+			}
+		}
+	}
+
+	private void forget(Slot slot) {
+		this.slots.values().removeIf((tracked) -> tracked == slot);
+		if (slot.watch != null) {
+			this.discovery.unwatch(slot.watch);
+		}
+		ServiceRuntime runtime = slot.runtime;
+		if (runtime == null) {
+			return;
+		}
+		slot.ready.complete(runtime);
+		Upstream upstream = runtime.upstreamOrNull();
+		if (upstream != null) {
+			this.retirement.retire(upstream);
+		}
+		this.listeners.forEach((listener) -> listener.runtimeRemoved(runtime));
+		logger
+			.info("Service " + slot.id + " is no longer named by a route, the configuration or a split, nor listed by "
+					+ "discovery; removed it, its pools close once no request uses them");
+	}
+
 	private void publish(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
 		this.listeners.forEach((listener) -> listener.snapshotChanged(runtime, previous, next));
 	}
@@ -492,6 +624,12 @@ public final class ServiceRuntimes {
 		volatile @Nullable ServiceRuntime runtime;
 
 		DiscoveryPoller.@Nullable Watch watch;
+
+		/**
+		 * Since when no route, configuration, split or discovery names the service, or
+		 * {@code null}. Control thread.
+		 */
+		@Nullable Long unknownSince;
 
 		Slot(String id) {
 			this.id = id;

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 
 import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
@@ -205,9 +206,77 @@ class ServiceRuntimesTests {
 	}
 
 	@Test
+	void answersAnIdNothingNamesWithNothingAndTracksNothing() {
+		this.fixture.instances.add(instance("a", 1));
+		for (int i = 0; i < 100; i++) {
+			assertThat(this.fixture.runtimes.whenReady("ghost-" + i).blockOptional()).isEmpty();
+		}
+		this.fixture.advance(Duration.ofSeconds(2));
+		assertThat(this.fixture.runtimes.all()).isEmpty();
+		assertThat(this.fixture.runtimes.find("ghost-1")).isNull();
+		assertThat(this.fixture.runtimes.unknownNamed()).isEqualTo(100);
+		assertThat(new ServiceBalancer("ghost-2", this.fixture.runtimes).choose(null).block().hasServer()).isFalse();
+	}
+
+	@Test
+	void tracksAnIdOnlyDiscoveryListsOnceItIsListedAndOneARouteNames() {
+		this.fixture.instances.add(instance("a", 1));
+		assertThat(this.fixture.runtimes.whenReady("late").blockOptional()).as("not listed yet").isEmpty();
+		this.fixture.listed.add("Late");
+		this.fixture.advance(Duration.ofSeconds(1));
+		CompletableFuture<ServiceRuntime> late = this.fixture.runtimes.whenReady("LATE").toFuture();
+		this.fixture.control.runDue();
+		assertThat(late.getNow(null)).isNotNull().extracting(ServiceRuntime::id).isEqualTo("late");
+		this.fixture.runtimes.routed(List.of("routed"));
+		this.fixture.control.runDue();
+		assertThat(this.fixture.runtimes.find("routed")).isNotNull();
+	}
+
+	@Test
+	void removesAServiceUnknownForThirtySecondsAndKeepsOneThatCameBackSooner() {
+		this.fixture.instances.add(instance("a", 1));
+		List<String> removed = new ArrayList<>();
+		this.fixture.runtimes.addListener(new RuntimeListener() {
+
+			@Override
+			public void runtimeRemoved(ServiceRuntime runtime) {
+				removed.add(runtime.id());
+			}
+
+		});
+		ServiceRuntime flapping = this.fixture.runtime("flapping");
+		this.fixture.runtime("leaving");
+		this.fixture.runtimes.routed(List.of("routed"));
+		this.fixture.listed.clear();
+		secondBySecond(20);
+		this.fixture.listed.add("flapping");
+		secondBySecond(20);
+		assertThat(removed).containsExactly("leaving");
+		assertThat(this.fixture.runtimes.find("leaving")).isNull();
+		assertThat(this.fixture.runtimes.find("flapping")).as("its state kept").isSameAs(flapping);
+		assertThat(this.fixture.runtimes.find("routed")).as("a route names it").isNotNull();
+		assertThat(this.fixture.runtimes.whenReady("leaving").blockOptional()).as("not tracked again").isEmpty();
+		this.fixture.runtimes.routed(List.of());
+		secondBySecond(29);
+		assertThat(removed).containsExactly("leaving");
+		secondBySecond(2);
+		assertThat(removed).containsExactly("leaving", "routed");
+	}
+
+	/**
+	 * Moves the clock one second at a time, so that every run of the one-second jobs
+	 * happens.
+	 */
+	private void secondBySecond(int seconds) {
+		for (int i = 0; i < seconds; i++) {
+			this.fixture.advance(Duration.ofSeconds(1));
+		}
+	}
+
+	@Test
 	void runsItsWorkOnNamedJobsOfTheirOwnEachWithItsInterval() {
 		assertThat(this.fixture.control.jobs()).containsExactly("discovery-poll every 1000ms",
-				"latency-ejection every 1000ms", "hedge-window-roll every 1000ms");
+				"known-services every 1000ms", "latency-ejection every 1000ms", "hedge-window-roll every 1000ms");
 	}
 
 	@Test

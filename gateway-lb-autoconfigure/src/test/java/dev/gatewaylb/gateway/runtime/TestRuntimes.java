@@ -3,8 +3,10 @@ package dev.gatewaylb.gateway.runtime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -49,6 +51,11 @@ public final class TestRuntimes implements AutoCloseable {
 	 */
 	public volatile InstanceSource source;
 
+	/**
+	 * The services the default source lists as discovery's.
+	 */
+	public final Set<String> listed = ConcurrentHashMap.newKeySet();
+
 	public TestRuntimes(Map<String, Object> properties) {
 		this.settings = new LiveSettings(bind(properties));
 		this.source = new InstanceSource() {
@@ -61,6 +68,11 @@ public final class TestRuntimes implements AutoCloseable {
 			@Override
 			public Mono<List<ServiceInstance>> instances(String serviceId) {
 				return Mono.just(List.copyOf(TestRuntimes.this.instances));
+			}
+
+			@Override
+			public Mono<Set<String>> services() {
+				return Mono.just(Set.copyOf(TestRuntimes.this.listed));
 			}
 
 		};
@@ -76,6 +88,11 @@ public final class TestRuntimes implements AutoCloseable {
 				return TestRuntimes.this.source.instances(serviceId);
 			}
 
+			@Override
+			public Mono<Set<String>> services() {
+				return TestRuntimes.this.source.services();
+			}
+
 		};
 		this.runtimes = new ServiceRuntimes(this.settings, delegating,
 				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, this.control), this.control,
@@ -86,10 +103,12 @@ public final class TestRuntimes implements AutoCloseable {
 
 	/**
 	 * Returns the runtime of a service once its first instance list is applied, tracking
-	 * it if it was not.
+	 * it if it was not (and listing it as discovery's from then on).
 	 * @throws IllegalStateException when the service is not ready after what was due ran
 	 */
 	public ServiceRuntime runtime(String serviceId) {
+		this.listed.add(serviceId);
+		this.runtimes.track(serviceId);
 		CompletableFuture<ServiceRuntime> ready = this.runtimes.whenReady(serviceId).toFuture();
 		this.control.runDue();
 		ServiceRuntime runtime = ready.getNow(null);
