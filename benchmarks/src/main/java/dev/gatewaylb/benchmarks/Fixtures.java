@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
@@ -142,6 +143,11 @@ public final class Fixtures {
 			@Override
 			public Mono<List<ServiceInstance>> instances(String serviceId) {
 				return Mono.just(SERVICE.equals(serviceId) ? instances : List.of());
+			}
+
+			@Override
+			public Mono<Set<String>> services() {
+				return Mono.just(Set.of(SERVICE));
 			}
 
 		};

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -211,6 +212,11 @@ public class RequestPathBenchmark {
 				@Override
 				public Mono<List<ServiceInstance>> instances(String serviceId) {
 					return Mono.just(SERVICE.equals(serviceId) ? instances : List.of());
+				}
+
+				@Override
+				public Mono<Set<String>> services() {
+					return Mono.just(Set.of(SERVICE));
 				}
 
 			};
