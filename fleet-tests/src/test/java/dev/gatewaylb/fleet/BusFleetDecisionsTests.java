@@ -5,22 +5,34 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.EndpointDrainEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.settings.FleetSettings;
+import dev.gatewaylb.gateway.settings.GatewayLbSettings;
+import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
 import dev.gatewaylb.rollout.SplitRollouts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.cloud.bus.PathServiceMatcher;
 import org.springframework.cloud.bus.event.PathDestinationFactory;
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
 import org.springframework.util.AntPathMatcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -119,6 +131,59 @@ class BusFleetDecisionsTests {
 				alone.close();
 			}
 		}
+	}
+
+	@Test
+	void aReplicaThatFollowsNoDrainsKeepsItsEndpointsWhereOneThatFollowsDrainsThem() {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources()
+			.addFirst(new MapPropertySource("test", Map.of("gateway.lb.services.shop.algorithm", "round-robin")));
+		try (ScheduledControlThread control = new ScheduledControlThread()) {
+			ServiceRuntimes runtimes = new ServiceRuntimes(new LiveSettings(GatewayLbSettings.bind(environment)),
+					new InstanceSource() {
+
+						@Override
+						public boolean balancesHere(String serviceId) {
+							return true;
+						}
+
+						@Override
+						public Mono<List<ServiceInstance>> instances(String serviceId) {
+							return Mono.just(List.of(new DefaultServiceInstance("a", "shop", "10.0.0.1", 8080, false),
+									new DefaultServiceInstance("b", "shop", "10.0.0.2", 8080, false)));
+						}
+
+					}, new Upstreams(HttpClient::create, Upstreams.Tls.JDK, control), control,
+					ThreadLocalRandom::current);
+			runtimes.start();
+			runtimes.whenReady("shop").block(Duration.ofSeconds(10));
+			EndpointDrainEvent drain = new EndpointDrainEvent();
+			drain.setFleet("gateway");
+			drain.setVersion(System.currentTimeMillis() << 16);
+			drain.setService("shop");
+			drain.setEndpoint("10.0.0.1:8080");
+			drain.setDrain(true);
+			BusFleetDecisions ignoring = replica(new FleetSettings(null, null, false, true), runtimes);
+			BusFleetDecisions following = replica(new FleetSettings(null, null, true, true), runtimes);
+			try {
+				ignoring.onEndpointDrain(BusEvents.envelope(drain, "gateway:2", "gateway:**"));
+				assertThat(runtimes.drained()).as("follow-drains false").isEmpty();
+				following.onEndpointDrain(BusEvents.envelope(drain, "gateway:2", "gateway:**"));
+				assertThat(runtimes.drained()).as("follow-drains true")
+					.isEqualTo(Map.of("shop", List.of("10.0.0.1:8080")));
+			}
+			finally {
+				ignoring.close();
+				following.close();
+				runtimes.stop();
+			}
+		}
+	}
+
+	private static BusFleetDecisions replica(FleetSettings channel, ServiceRuntimes runtimes) {
+		return new BusFleetDecisions((event) -> {
+		}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(), channel,
+				"gateway", System::currentTimeMillis, null, runtimes);
 	}
 
 	@Test
