@@ -61,10 +61,21 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * either must be a deliberate choice. A split's override header is named only to an
  * authenticated reader: knowing it lets nobody move (only
  * {@code override-trusted-clients} do), but it is one fewer thing for an anonymous reader
- * to probe.
+ * to probe. So is why the last refresh was rejected ({@code lastError}), which can echo a
+ * configuration value or a file path: an anonymous reader sees {@link #HIDDEN_ERROR}
+ * instead (the log has the whole message). Spring Security's anonymous token is not
+ * authenticated.
  */
 @Endpoint(id = "gatewaylb", defaultAccess = Access.READ_ONLY)
 public class GatewayLbEndpoint {
+
+	/**
+	 * What an anonymous reader sees in place of why the last refresh was rejected.
+	 */
+	public static final String HIDDEN_ERROR = "the last refresh was rejected; why is shown to authenticated readers "
+			+ "only, and logged";
+
+	private static final String ANONYMOUS_TOKEN = "org.springframework.security.authentication.AnonymousAuthenticationToken";
 
 	private final ServiceRuntimes runtimes;
 
@@ -96,13 +107,13 @@ public class GatewayLbEndpoint {
 
 	/**
 	 * Returns every service and split.
-	 * @param reader who reads: split override headers are named to authenticated readers
-	 * only
+	 * @param reader who reads: split override headers and why the last refresh was
+	 * rejected are told to authenticated readers only
 	 * @return the report
 	 */
 	@ReadOperation
 	public GatewayLbReport report(SecurityContext reader) {
-		boolean authenticated = reader.getPrincipal() != null;
+		boolean authenticated = isAuthenticated(reader);
 		Map<String, ServiceReport> services = new TreeMap<>();
 		this.runtimes.all().forEach((runtime) -> services.put(runtime.id(), service(runtime)));
 		Map<String, SplitReport> splits = new TreeMap<>();
@@ -110,7 +121,9 @@ public class GatewayLbEndpoint {
 			.splits()
 			.values()
 			.forEach((split) -> splits.put(split.split().name(), split(split, authenticated)));
-		return new GatewayLbReport(this.settings.generation(), this.settings.lastError(),
+		String lastError = this.settings.lastError();
+		return new GatewayLbReport(this.settings.generation(),
+				(lastError == null || authenticated) ? lastError : HIDDEN_ERROR,
 				new RefreshReport(this.settings.appliedRefreshes(), this.settings.rejectedRefreshes()), services,
 				splits);
 	}
@@ -236,6 +249,21 @@ public class GatewayLbEndpoint {
 			return "ejected";
 		}
 		return snapshot.state(index).isHealthy() ? "healthy" : "unhealthy";
+	}
+
+	/**
+	 * Returns whether the reader signed in: a principal that is not Spring Security's
+	 * anonymous token (told by name: Spring Security need not be on the classpath).
+	 */
+	static boolean isAuthenticated(SecurityContext reader) {
+		Object principal = reader.getPrincipal();
+		for (Class<?> type = (principal != null) ? principal.getClass() : null; type != null; type = type
+			.getSuperclass()) {
+			if (ANONYMOUS_TOKEN.equals(type.getName())) {
+				return false;
+			}
+		}
+		return principal != null;
 	}
 
 	private SplitReport split(SplitSettings settings, boolean authenticated) {
