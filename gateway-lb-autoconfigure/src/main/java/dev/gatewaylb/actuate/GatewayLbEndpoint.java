@@ -53,8 +53,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * endpoint's public API with its id, are {@link GatewayLbReport}'s.
  * <p>
  * Every service gateway-lb tracks appears from start-up: those routes name, those
- * configured under {@code gateway.lb.services}, split targets, and any other once a
- * request named it; its endpoints appear as soon as discovery listed them.
+ * configured under {@code gateway.lb.services}, split targets, and one discovery lists
+ * once a request named it; its endpoints appear as soon as discovery listed them.
  * <p>
  * Read-only unless {@code management.endpoint.gatewaylb.access} is {@code unrestricted}:
  * draining answers 503 to everyone and a rollout action moves users between versions, so
