@@ -257,13 +257,15 @@ public class GatewayLbEndpoint {
 	 */
 	static boolean isAuthenticated(SecurityContext reader) {
 		Object principal = reader.getPrincipal();
-		for (Class<?> type = (principal != null) ? principal.getClass() : null; type != null; type = type
-			.getSuperclass()) {
+		if (principal == null) {
+			return false;
+		}
+		for (Class<?> type = principal.getClass(); type != null; type = type.getSuperclass()) {
 			if (ANONYMOUS_TOKEN.equals(type.getName())) {
 				return false;
 			}
 		}
-		return principal != null;
+		return true;
 	}
 
 	private SplitReport split(SplitSettings settings, boolean authenticated) {

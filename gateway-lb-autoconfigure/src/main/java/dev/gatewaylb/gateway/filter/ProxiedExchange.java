@@ -584,16 +584,20 @@ final class ProxiedExchange {
 	 * of the rollout side the exchange is judged on: a canary with no endpoint is judged
 	 * by what its share of the clients get.
 	 */
-	private NotFoundException unknownService(String service) {
-		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + service);
-	}
-
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null) {
 			rollout.failed();
 		}
-		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + runtime.id());
+		return unknownService(runtime.id());
+	}
+
+	/**
+	 * Returns what Spring Cloud Gateway's own filter answers for a service without an
+	 * instance: 503, or 404 with its {@code use404}.
+	 */
+	private NotFoundException unknownService(String service) {
+		return NotFoundException.create(this.services.use404(), "Unable to find instance for " + service);
 	}
 
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -432,13 +433,23 @@ public final class ServiceRuntimes {
 			String id = serviceId.toLowerCase(Locale.ROOT);
 			if (!id.equals(serviceId)) {
 				slot = this.slots.get(id);
-				if (slot != null) {
-					// Spellings come from route definitions, not from requests: bounded.
+				if (slot != null && slot.spellings.incrementAndGet() <= Slot.MAX_SPELLINGS) {
+					// A spelling remembered saves the lower-casing of the next look-up
+					// (Eureka's ids are upper-case). A request can name a service in
+					// any mixture of cases, so only the first few are kept: the map
+					// stays bounded.
 					this.slots.putIfAbsent(serviceId, slot);
 				}
 			}
 		}
 		return slot;
+	}
+
+	/**
+	 * Returns how many keys the registry's map holds, spellings included: for tests.
+	 */
+	int keys() {
+		return this.slots.size();
 	}
 
 	private Collection<Slot> distinctSlots() {
@@ -617,7 +628,14 @@ public final class ServiceRuntimes {
 	 */
 	private static final class Slot {
 
+		/**
+		 * The most spellings of an id besides the lower-case one remembered as keys.
+		 */
+		static final int MAX_SPELLINGS = 8;
+
 		final String id;
+
+		final AtomicInteger spellings = new AtomicInteger();
 
 		final CompletableFuture<ServiceRuntime> ready = new CompletableFuture<>();
 

@@ -44,6 +44,22 @@ class ServiceRuntimesTests {
 	}
 
 	@Test
+	void remembersOnlyAFewSpellingsOfAnIdHoweverManyRequestsUse() {
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime runtime = this.fixture.runtime("catalog");
+		for (int mask = 0; mask < 128; mask++) {
+			StringBuilder spelling = new StringBuilder("catalog");
+			for (int i = 0; i < spelling.length(); i++) {
+				if ((mask & (1 << i)) != 0) {
+					spelling.setCharAt(i, Character.toUpperCase(spelling.charAt(i)));
+				}
+			}
+			assertThat(this.fixture.runtimes.find(spelling.toString())).as(spelling.toString()).isSameAs(runtime);
+		}
+		assertThat(this.fixture.runtimes.keys()).isLessThanOrEqualTo(1 + 8);
+	}
+
+	@Test
 	void neitherRebuildsNorLosesTheRoundRobinSequenceWhenDiscoveryReshufflesItsList() {
 		List<ServiceInstance> listed = new ArrayList<>(List.of(instance("a", 5), instance("b", 1), instance("c", 2)));
 		this.fixture.instances.addAll(listed);
