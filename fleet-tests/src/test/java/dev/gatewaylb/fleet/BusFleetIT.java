@@ -362,6 +362,9 @@ class BusFleetIT {
 		properties.put("gateway.lb.splits.shop.rollout.steps", "50,100");
 		properties.put("gateway.lb.splits.shop.rollout.interval", "2s");
 		properties.put("gateway.lb.splits.shop.rollout.min-requests", 20);
+		// The test's traffic is one client's.
+		properties.put("gateway.lb.splits.shop.rollout.max-outcomes-per-client", 0);
+		properties.put("gateway.lb.splits.shop.rollout.min-clients", 1);
 		properties.put("eureka.client.enabled", false);
 		// The embedded broker logs each connection, channel and queue at INFO.
 		properties.put("logging.level.qpid", "warn");

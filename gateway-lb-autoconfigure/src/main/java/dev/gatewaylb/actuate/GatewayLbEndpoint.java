@@ -302,8 +302,8 @@ public class GatewayLbEndpoint {
 	}
 
 	private static @Nullable WindowReport window(Rollout.@Nullable Window window) {
-		return (window != null) ? new WindowReport(window.requests(), window.errors(), window.p99Nanos() / 1_000_000.0)
-				: null;
+		return (window != null) ? new WindowReport(window.requests(), window.errors(), window.p99Nanos() / 1_000_000.0,
+				window.clients()) : null;
 	}
 
 	private static String name(Enum<?> value) {

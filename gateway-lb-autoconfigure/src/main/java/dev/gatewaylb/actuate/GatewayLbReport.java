@@ -139,12 +139,14 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	/**
 	 * What one side of a rollout's comparison did over an interval.
 	 *
-	 * @param requests attempts answered or failed
+	 * @param requests attempts answered or failed, each client counted for at most
+	 * max-outcomes-per-client of them per interval
 	 * @param errors of them, errors: a status of error-statuses, a connection failure or
 	 * timeout, the gateway's own 503 for the side
 	 * @param p99Millis their 99th percentile latency to the response headers
+	 * @param clients the distinct clients they came from
 	 */
-	public record WindowReport(long requests, long errors, double p99Millis) {
+	public record WindowReport(long requests, long errors, double p99Millis, long clients) {
 	}
 
 	/**

@@ -27,10 +27,16 @@ import org.jspecify.annotations.Nullable;
  * 599 (a 401 or 429 may be listed); empty counts every 5xx. Independent of passive
  * health's on-statuses. The gateway's own answers for the chosen side (no endpoint, a
  * full pool) always count.
+ * @param maxOutcomesPerClient Most answers one client counts for on each side of the
+ * comparison per interval; 0 for no limit. A client is its affinity value when a sticky
+ * split's request presents one, else its address through the trusted proxies.
+ * @param minClients Fewest distinct clients the canary's counted answers must come from
+ * for a step to be judged (and the other targets' for a baseline), 0 to 1000.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,
 		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio,
-		@Nullable String id, @Nullable List<Integer> errorStatuses) {
+		@Nullable String id, @Nullable List<Integer> errorStatuses, @Nullable Integer maxOutcomesPerClient,
+		@Nullable Integer minClients) {
 
 	public RolloutProperties {
 		steps = (steps != null) ? List.copyOf(steps) : null;

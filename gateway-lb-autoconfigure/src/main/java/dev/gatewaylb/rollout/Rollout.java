@@ -15,15 +15,15 @@ import org.jspecify.annotations.Nullable;
  * transition can be tested as a function.
  * <p>
  * A step's interval is judged once it has passed: with fewer than {@code min-requests}
- * canary requests the step stays and is judged again an interval later (its counts go on
- * accumulating); the other targets are the baseline when they have at least
- * {@code min-requests} requests too (else the canary's error rate is held against 0 and
- * its latency is not judged: a step at 100% leaves them none); a canary whose error rate
- * exceeds the others' by more than {@code max-error-rate-increase}, or whose p99 is more
- * than {@code max-latency-ratio} times theirs, is rolled back at once (share 0) with the
- * reason; otherwise the rollout moves to the next step, and after the last one it is
- * promoted. A paused rollout keeps its step and is not judged; resuming starts a fresh
- * interval.
+ * canary requests, or requests from fewer than {@code min-clients} distinct clients, the
+ * step stays and is judged again an interval later (its counts go on accumulating); the
+ * other targets are the baseline when they have as many requests and clients too (else
+ * the canary's error rate is held against 0 and its latency is not judged: a step at 100%
+ * leaves them none); a canary whose error rate exceeds the others' by more than
+ * {@code max-error-rate-increase}, or whose p99 is more than {@code max-latency-ratio}
+ * times theirs, is rolled back at once (share 0) with the reason; otherwise the rollout
+ * moves to the next step, and after the last one it is promoted. A paused rollout keeps
+ * its step and is not judged; resuming starts a fresh interval.
  * <p>
  * A judgement says what it decided ({@link Judgement.Kind}), not due included, so that
  * the runner never has to tell "nothing happened" from the identity of what it got back.
@@ -88,14 +88,41 @@ public final class Rollout {
 	 * @param errorStatuses the answers that count as the canary's (or the others')
 	 * errors, 400 to 599, sorted; empty for every 5xx ({@code rollout.error-statuses},
 	 * independent of passive health's {@code on-statuses})
+	 * @param maxOutcomesPerClient the most answers one client counts for on each side per
+	 * interval ({@code rollout.max-outcomes-per-client}), 0 for no limit: one client
+	 * cannot fill {@code min-requests} or outweigh the others
+	 * @param minClients the fewest distinct clients a side's answers must come from to be
+	 * judged ({@code rollout.min-clients}), 0 for any
 	 */
 	public record Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
-			double maxLatencyRatio, String id, int[] errorStatuses) {
+			double maxLatencyRatio, String id, int[] errorStatuses, int maxOutcomesPerClient, int minClients) {
 
 		/**
 		 * The longest {@code rollout.id}.
 		 */
 		public static final int MAX_ID_LENGTH = 64;
+
+		/**
+		 * {@code max-outcomes-per-client} when the block does not set it.
+		 */
+		public static final int DEFAULT_MAX_OUTCOMES_PER_CLIENT = 10;
+
+		/**
+		 * {@code min-clients} when the block does not set it.
+		 */
+		public static final int DEFAULT_MIN_CLIENTS = 20;
+
+		/**
+		 * The largest {@code max-outcomes-per-client}.
+		 */
+		public static final int MAX_OUTCOMES_PER_CLIENT = 1_000_000;
+
+		/**
+		 * The largest {@code min-clients}: a side tells clients apart in
+		 * {@link RolloutWindow#CLIENT_SLOTS} slots, and counts far below that are exact
+		 * enough to compare against.
+		 */
+		public static final int MAX_MIN_CLIENTS = 1000;
 
 		public Plan {
 			Objects.requireNonNull(target, "target");
@@ -137,9 +164,17 @@ public final class Rollout {
 					throw new IllegalArgumentException("error-statuses: " + status + " (expected: 400 to 599)");
 				}
 			}
+			if (maxOutcomesPerClient < 0 || maxOutcomesPerClient > MAX_OUTCOMES_PER_CLIENT) {
+				throw new IllegalArgumentException("max-outcomes-per-client: " + maxOutcomesPerClient
+						+ " (expected: 0 for no limit, up to " + MAX_OUTCOMES_PER_CLIENT + ")");
+			}
+			if (minClients < 0 || minClients > MAX_MIN_CLIENTS) {
+				throw new IllegalArgumentException(
+						"min-clients: " + minClients + " (expected: 0 to " + MAX_MIN_CLIENTS + ")");
+			}
 			if (id == null) {
 				id = derivedId(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio,
-						errorStatuses);
+						errorStatuses, maxOutcomesPerClient, minClients);
 			}
 			else if (!isValidId(id)) {
 				throw new IllegalArgumentException(
@@ -148,7 +183,8 @@ public final class Rollout {
 		}
 
 		/**
-		 * Creates a plan whose id is derived from the rest of it.
+		 * Creates a plan whose id is derived from the rest of it, with every 5xx an error
+		 * and no limit per client: a judgement by the answers alone.
 		 * @param target the split target whose share ramps
 		 * @param steps the target's percent at each step
 		 * @param intervalNanos the time on each step
@@ -158,7 +194,7 @@ public final class Rollout {
 		 */
 		public Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
 				double maxLatencyRatio) {
-			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null, null);
+			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null, null, 0, 0);
 		}
 
 		/**
@@ -189,9 +225,11 @@ public final class Rollout {
 		 * any key changes.
 		 */
 		private static String derivedId(String target, int[] steps, long intervalNanos, long minRequests,
-				double maxErrorRateIncrease, double maxLatencyRatio, int[] errorStatuses) {
+				double maxErrorRateIncrease, double maxLatencyRatio, int[] errorStatuses, int maxOutcomesPerClient,
+				int minClients) {
 			String block = target + " " + Arrays.toString(steps) + " " + intervalNanos + " " + minRequests + " "
-					+ maxErrorRateIncrease + " " + maxLatencyRatio + statuses(errorStatuses);
+					+ maxErrorRateIncrease + " " + maxLatencyRatio + statuses(errorStatuses)
+					+ clients(maxOutcomesPerClient, minClients);
 			try {
 				byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
 					.digest(block.getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -232,6 +270,17 @@ public final class Rollout {
 			return (errorStatuses.length == 0) ? "" : " errors " + Arrays.toString(errorStatuses);
 		}
 
+		/**
+		 * The client limits as the fingerprint and the derived id show them: nothing for
+		 * the defaults, so that a block without the keys keeps the id and the fingerprint
+		 * it had before they existed, and replicas upgraded one by one still recognise
+		 * each other's rollout.
+		 */
+		private static String clients(int maxOutcomesPerClient, int minClients) {
+			return (maxOutcomesPerClient == DEFAULT_MAX_OUTCOMES_PER_CLIENT && minClients == DEFAULT_MIN_CLIENTS) ? ""
+					: " clients " + maxOutcomesPerClient + "/" + minClients;
+		}
+
 		int step(int index) {
 			return this.steps[index];
 		}
@@ -248,7 +297,7 @@ public final class Rollout {
 		public String fingerprint() {
 			return this.id + " " + this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns "
 					+ this.minRequests + " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio
-					+ statuses(this.errorStatuses);
+					+ statuses(this.errorStatuses) + clients(this.maxOutcomesPerClient, this.minClients);
 		}
 
 		@Override
@@ -258,13 +307,15 @@ public final class Rollout {
 					&& this.minRequests == plan.minRequests
 					&& Double.compare(this.maxErrorRateIncrease, plan.maxErrorRateIncrease) == 0
 					&& Double.compare(this.maxLatencyRatio, plan.maxLatencyRatio) == 0
-					&& Arrays.equals(this.errorStatuses, plan.errorStatuses);
+					&& Arrays.equals(this.errorStatuses, plan.errorStatuses)
+					&& this.maxOutcomesPerClient == plan.maxOutcomesPerClient && this.minClients == plan.minClients;
 		}
 
 		@Override
 		public int hashCode() {
 			return Objects.hash(this.id, this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
-					this.maxErrorRateIncrease, this.maxLatencyRatio, Arrays.hashCode(this.errorStatuses));
+					this.maxErrorRateIncrease, this.maxLatencyRatio, Arrays.hashCode(this.errorStatuses),
+					this.maxOutcomesPerClient, this.minClients);
 		}
 
 		@Override
@@ -277,15 +328,25 @@ public final class Rollout {
 	/**
 	 * What one side of the comparison did over an interval.
 	 *
-	 * @param requests requests answered * @param errors of them, errors: a status of the
-	 * plan's {@code error-statuses}, a connection failure or timeout, the gateway's own
-	 * 503 for the side
+	 * @param requests requests answered and counted (at most
+	 * {@code max-outcomes-per-client} of each client's per interval)
+	 * @param errors of them, errors: a status of the plan's {@code error-statuses}, a
+	 * connection failure or timeout, the gateway's own 503 for the side
 	 * @param p99Nanos their 99th percentile latency, 0 when there were none
+	 * @param clients the distinct clients they came from
 	 */
-	public record Window(long requests, long errors, long p99Nanos) {
+	public record Window(long requests, long errors, long p99Nanos, long clients) {
 
 		double errorRate() {
 			return (this.requests == 0) ? 0 : (double) this.errors / this.requests;
+		}
+
+		/**
+		 * Returns whether the side has enough answers, from enough clients, to be judged
+		 * by.
+		 */
+		boolean isJudgeable(Plan plan) {
+			return this.requests >= plan.minRequests() && this.clients >= plan.minClients();
 		}
 
 	}
@@ -331,16 +392,16 @@ public final class Rollout {
 		if (status.state() != State.PROGRESSING || nowNanos - status.judgeAtNanos() < 0) {
 			return new Judgement(Judgement.Kind.NOT_DUE, status);
 		}
-		if (canary.requests() < plan.minRequests()) {
+		if (!canary.isJudgeable(plan)) {
 			return new Judgement(Judgement.Kind.HOLD, new Status(State.PROGRESSING, status.step(), status.percent(),
 					nowNanos + plan.intervalNanos(), null));
 		}
-		// The other targets are a baseline only with as many requests as the canary
-		// needs: at a step of 100% they get none but the stragglers of the step before,
-		// and a handful of answers says nothing of their error rate or p99. Without a
-		// baseline the canary's error rate is held against 0 and its latency is not
-		// judged.
-		boolean baseline = others.requests() >= Math.max(1, plan.minRequests());
+		// The other targets are a baseline only with as many requests and clients as the
+		// canary needs: at a step of 100% they get none but the stragglers of the step
+		// before, and a handful of answers, or one client's, says nothing of their error
+		// rate or p99. Without a baseline the canary's error rate is held against 0 and
+		// its latency is not judged.
+		boolean baseline = others.requests() >= 1 && others.isJudgeable(plan);
 		double othersErrorRate = baseline ? others.errorRate() : 0;
 		double increase = canary.errorRate() - othersErrorRate;
 		if (increase > plan.maxErrorRateIncrease()) {
@@ -364,6 +425,21 @@ public final class Rollout {
 		int next = status.step() + 1;
 		return new Judgement(Judgement.Kind.NEXT,
 				new Status(State.PROGRESSING, next, plan.step(next), nowNanos + plan.intervalNanos(), null));
+	}
+
+	/**
+	 * Returns why a judgement held a step, as its verdict says.
+	 * @param plan the plan
+	 * @param canary what the target did over the judged interval
+	 * @return the reason, with what the canary had against what it needs
+	 */
+	static String holdReason(Plan plan, Window canary) {
+		if (canary.requests() < plan.minRequests()) {
+			return "fewer than min-requests canary requests (" + canary.requests() + " of " + plan.minRequests()
+					+ ", from " + canary.clients() + " clients)";
+		}
+		return "canary requests from fewer than min-clients clients (" + canary.clients() + " of " + plan.minClients()
+				+ ")";
 	}
 
 	/**

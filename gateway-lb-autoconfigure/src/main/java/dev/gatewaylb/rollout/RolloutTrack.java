@@ -201,9 +201,12 @@ public final class RolloutTrack {
 	}
 
 	/**
-	 * Stays on the step with a new judgement time; the step's counts go on accumulating.
+	 * Stays on the step with a new judgement time; the step's counts go on accumulating,
+	 * and each client may count for as many answers again in the new interval.
 	 */
 	void hold(Rollout.Status next) {
+		this.canary.nextInterval();
+		this.others.nextInterval();
 		this.status = next;
 	}
 
@@ -213,15 +216,17 @@ public final class RolloutTrack {
 	 * into the fresh counts, as do requests that read the layout index just before it
 	 * changed: a few answers at the start of an interval, which a judgement over the
 	 * whole interval does not feel. The reset of the two sides is not atomic either; a
-	 * racing attempt may be counted on one and not the other, equally rare.
+	 * racing attempt may be counted on one and not the other, equally rare. The status is
+	 * written last: whoever reads it (the actuator, a test) then also reads the layout it
+	 * implies, so a rollout shown as rolled back routes nobody to the canary any more.
 	 */
 	void enter(Rollout.Status next) {
 		this.canary.reset();
 		this.others.reset();
 		this.current = Windows.EMPTY;
-		this.status = next;
 		this.layout = (next.state() == Rollout.State.ROLLED_BACK) ? this.plan.steps().length : next.step();
 		this.judging = next.state() == Rollout.State.PROGRESSING;
+		this.status = next;
 	}
 
 	void verdict(Verdict verdict) {
@@ -241,7 +246,7 @@ public final class RolloutTrack {
 	 */
 	public record Windows(Rollout.Window canary, Rollout.Window others) {
 
-		static final Windows EMPTY = new Windows(new Rollout.Window(0, 0, 0), new Rollout.Window(0, 0, 0));
+		static final Windows EMPTY = new Windows(new Rollout.Window(0, 0, 0, 0), new Rollout.Window(0, 0, 0, 0));
 
 	}
 

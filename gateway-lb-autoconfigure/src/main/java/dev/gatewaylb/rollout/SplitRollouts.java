@@ -341,7 +341,7 @@ public final class SplitRollouts {
 			case NOT_DUE -> {
 			}
 			case HOLD -> {
-				verdict(track, VerdictKind.HOLD, "fewer than min-requests canary requests", windows);
+				verdict(track, VerdictKind.HOLD, Rollout.holdReason(track.plan(), windows.canary()), windows);
 				track.hold(next);
 			}
 			case NEXT -> {

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import java.util.function.LongFunction;
 
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -19,7 +20,9 @@ import reactor.core.publisher.Mono;
 
 /**
  * Lanes of clients that each send one GET after another until closed, noting each
- * answer's backend and latency, and the most endpoints seen ejected at once.
+ * answer's backend and latency, and the most endpoints seen ejected at once. Requests may
+ * carry headers of their own, chosen by their number: a gateway that trusts loopback as a
+ * proxy then sees them come from as many clients as {@code X-Forwarded-For} names.
  */
 final class ClientLoad implements AutoCloseable {
 
@@ -47,8 +50,22 @@ final class ClientLoad implements AutoCloseable {
 	}
 
 	ClientLoad(GatewayClient client, String path, int lanes, IntSupplier ejected) {
+		this(client, path, lanes, ejected, (number) -> Map.of());
+	}
+
+	/**
+	 * Sends each request as if from one of {@code clients} addresses in turn, through a
+	 * proxy at the gateway's loopback.
+	 */
+	static ClientLoad fromClients(GatewayClient client, String path, int lanes, int clients) {
+		return new ClientLoad(client, path, lanes, () -> 0, (number) -> Map.of("X-Forwarded-For",
+				"10.77." + (number % clients) / 250 + "." + (1 + (number % clients) % 250)));
+	}
+
+	ClientLoad(GatewayClient client, String path, int lanes, IntSupplier ejected,
+			LongFunction<Map<String, String>> headers) {
 		this.lanes = Flux.range(0, lanes)
-			.flatMap((lane) -> Mono.defer(() -> send(client, path)).elapsed().doOnNext((timed) -> {
+			.flatMap((lane) -> Mono.defer(() -> send(client, path, headers)).elapsed().doOnNext((timed) -> {
 				GatewayClient.Answer answer = timed.getT2();
 				if (answer.status() != 200) {
 					this.failures.incrementAndGet();
@@ -63,10 +80,11 @@ final class ClientLoad implements AutoCloseable {
 			.subscribe();
 	}
 
-	private Mono<GatewayClient.Answer> send(GatewayClient client, String path) {
+	private Mono<GatewayClient.Answer> send(GatewayClient client, String path,
+			LongFunction<Map<String, String>> headers) {
 		long number = this.sent.incrementAndGet();
 		this.unanswered.add(number);
-		return client.get(path, Map.of()).doFinally((signal) -> this.unanswered.remove(number));
+		return client.get(path, headers.apply(number)).doFinally((signal) -> this.unanswered.remove(number));
 	}
 
 	/**

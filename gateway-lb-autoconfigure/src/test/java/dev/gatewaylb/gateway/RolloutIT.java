@@ -31,8 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Progressive rollouts judged on real traffic: a healthy canary ramps to promotion, a
  * failing one is rolled back at its first judgement, a step without enough canary
- * requests holds, operators pause, resume, promote and roll back, and sticky clients move
- * only when a step moves their key.
+ * requests holds, operators pause, resume, promote and roll back, sticky clients move
+ * only when a step moves their key, and one client can steer a rollout neither way.
+ * <p>
+ * The gateway trusts loopback as a proxy, so that the load's requests come from
+ * {@value #CLIENTS} clients ({@code X-Forwarded-For}), enough for the default
+ * {@code min-clients}.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class RolloutIT extends GatewayIntegrationTest {
@@ -65,10 +69,25 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> fullCanary = List.of(TestBackend.start("full-canary"));
 
+	static final List<TestBackend> pinStable = List.of(TestBackend.start("pin-stable"));
+
+	static final List<TestBackend> pinCanary = List.of(TestBackend.start("pin-canary"));
+
+	static final List<TestBackend> floodStable = List.of(TestBackend.start("flood-stable"));
+
+	static final List<TestBackend> floodCanary = List.of(TestBackend.start("flood-canary"));
+
+	/**
+	 * How many client addresses the load's requests name in turn.
+	 */
+	static final int CLIENTS = 200;
+
 	static {
 		failCanary.status(500);
 		slowCanary.get(0).delay(Duration.ofMillis(150));
 		fullCanary.get(0).delay(Duration.ofMillis(300));
+		// One request in ten that names no status fails: the other clients' requests.
+		floodCanary.get(0).failEvery(10);
 	}
 
 	@DynamicPropertySource
@@ -124,6 +143,23 @@ class RolloutIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.full-canary.pool.max-connections", 1)
 			.set("gateway.lb.services.full-canary.pool.max-pending", 1)
 			.set("gateway.lb.services.full-canary.retry.attempts", 0)
+			.route("pin")
+			.instances("pin-stable", pinStable)
+			.instances("pin-canary", pinCanary)
+			.set("gateway.lb.splits.pin.targets.pin-stable", 100)
+			.set("gateway.lb.splits.pin.targets.pin-canary", 0)
+			.set("gateway.lb.splits.pin.sticky.cookie", "GWLB_AFFINITY")
+			.route("flood")
+			.instances("flood-stable", floodStable)
+			.instances("flood-canary", floodCanary)
+			.set("gateway.lb.splits.flood.targets.flood-stable", 100)
+			.set("gateway.lb.splits.flood.targets.flood-canary", 0)
+			.set("gateway.lb.splits.flood.sticky.cookie", "GWLB_AFFINITY")
+			// The 500s these canaries give are the rollout's to judge: passive health
+			// would eject their one endpoint first.
+			.set("gateway.lb.services.pin-canary.health.passive.consecutive-failures", 0)
+			.set("gateway.lb.services.flood-canary.health.passive.consecutive-failures", 0)
+			.set("gateway.lb.trusted-proxies", "127.0.0.1/32")
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
@@ -144,14 +180,14 @@ class RolloutIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		List.of(rampStable, rampCanary, failStable, slowStable, slowCanary, holdStable, holdCanary, stickyStable,
-				stickyCanary, emptyStable, fullStable, fullCanary)
+				stickyCanary, emptyStable, fullStable, fullCanary, pinStable, pinCanary, floodStable, floodCanary)
 			.forEach((backends) -> backends.forEach(TestBackend::close));
 		failCanary.close();
 	}
 
 	@Test
 	void aHealthyCanaryRampsStepByStepToPromotion() {
-		try (ClientLoad load = new ClientLoad(this.client, "/ramp/", 4)) {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/ramp/", 4, CLIENTS)) {
 			assertThat(load.window(200).share("ramp-canary")).isZero();
 			refresh(Map.of("gateway.lb.splits.ramp.rollout.target", "ramp-canary",
 					"gateway.lb.splits.ramp.rollout.steps", "20,50,100", "gateway.lb.splits.ramp.rollout.interval",
@@ -194,7 +230,7 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@Test
 	void aFailingCanaryIsRolledBackAtItsFirstJudgement() {
-		try (ClientLoad load = new ClientLoad(this.client, "/fail/", 4)) {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/fail/", 4, CLIENTS)) {
 			load.await(100);
 			refresh(Map.of("gateway.lb.splits.fail.rollout.target", "fail-canary",
 					"gateway.lb.splits.fail.rollout.steps", "10,50,100", "gateway.lb.splits.fail.rollout.interval",
@@ -213,7 +249,9 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat((double) answers[1]).as("the canary's answers of %d before the verdict", answers[0])
 				.isLessThanOrEqualTo(fiveSigmaAbove(answers[0], 0.1));
 			assertThat(status("fail").step()).isZero();
-			Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("fail-canary") == 0);
+			// Requests routed before the verdict may still be on their way back.
+			load.awaitAnsweredSoFar();
+			assertThat(inFlight("fail-canary")).isZero();
 			assertThat(load.window(300).share("fail-canary")).as("after the rollback").isZero();
 		}
 		String report = this.client.getNow("/actuator/gatewaylb/fail").body();
@@ -225,7 +263,7 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@Test
 	void aCanaryWithNoEndpointIsRolledBackAtItsFirstJudgementOnTheGatewaysOwnAnswers() {
-		try (ClientLoad load = new ClientLoad(this.client, "/empty/", 4)) {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/empty/", 4, CLIENTS)) {
 			load.await(100);
 			refresh(Map.of("gateway.lb.splits.empty.rollout.target", "empty-canary",
 					"gateway.lb.splits.empty.rollout.steps", "20,100", "gateway.lb.splits.empty.rollout.interval", "1s",
@@ -245,7 +283,7 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@Test
 	void aCanaryThatSaturatesIsNotPromoted() {
-		try (ClientLoad load = new ClientLoad(this.client, "/full/", 4)) {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/full/", 4, CLIENTS)) {
 			load.await(100);
 			refresh(Map.of("gateway.lb.splits.full.rollout.target", "full-canary",
 					"gateway.lb.splits.full.rollout.steps", "50,100", "gateway.lb.splits.full.rollout.interval", "2s",
@@ -267,7 +305,7 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	@Test
 	void aSlowCanaryIsRolledBackOnItsLatency() {
-		try (ClientLoad load = new ClientLoad(this.client, "/slow/", 4)) {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/slow/", 4, CLIENTS)) {
 			load.await(100);
 			refresh(Map.of("gateway.lb.splits.slow.rollout.target", "slow-canary",
 					"gateway.lb.splits.slow.rollout.steps", "20,100", "gateway.lb.splits.slow.rollout.interval", "2s",
@@ -279,7 +317,8 @@ class RolloutIT extends GatewayIntegrationTest {
 			});
 			assertThat(status("slow").reason()).startsWith("p99 ").endsWith("(max-latency-ratio 3.0)");
 			// Requests routed before the verdict may still be on their way back.
-			Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("slow-canary") == 0);
+			load.awaitAnsweredSoFar();
+			assertThat(inFlight("slow-canary")).isZero();
 			assertThat(load.window(100).share("slow-canary")).isZero();
 			assertThat(load.failures()).isZero();
 		}
@@ -367,6 +406,94 @@ class RolloutIT extends GatewayIntegrationTest {
 		assertThat((double) moved).isBetween(fiveSigmaBelow(300, 0.3), fiveSigmaAbove(300, 0.3));
 		assertThat(act("sticky", "roll-back").status()).isEqualTo(200);
 		assertThat(targets(clients).values()).as("every client back on stable").containsOnly("stable");
+	}
+
+	@Test
+	void oneClientPinnedToTheCanaryCannotRollBackAHealthyOneWithItsErrors() {
+		// 30 other clients: 20 whose affinity value the 50% step puts on the canary, 10
+		// on stable; and one more on the canary whose every request the canary answers
+		// 500, sent as fast as two lanes go.
+		Split layout = Split.of("pin", List.of(new Split.Target("pin-stable", 100), new Split.Target("pin-canary", 0)))
+			.withShare(1, 50);
+		List<String> canaryClients = clientsOf(layout, "pin-canary", 21);
+		String pinned = canaryClients.remove(0);
+		List<String> others = new java.util.ArrayList<>(canaryClients);
+		others.addAll(clientsOf(layout, "pin-stable", 10));
+		refresh(Map.of("gateway.lb.splits.pin.rollout.target", "pin-canary", "gateway.lb.splits.pin.rollout.steps",
+				"50,100", "gateway.lb.splits.pin.rollout.interval", "2s", "gateway.lb.splits.pin.rollout.min-requests",
+				20, "gateway.lb.splits.pin.rollout.max-error-rate-increase", 0.1,
+				"gateway.lb.splits.pin.rollout.max-latency-ratio", 1000));
+		try (ClientLoad attacker = new ClientLoad(this.client, "/pin/?status=500", 2, () -> 0,
+				(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + pinned));
+				ClientLoad load = new ClientLoad(this.client, "/pin/", 4, () -> 0,
+						(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + others.get((int) (number % others.size()))))) {
+			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+				Rollout.Status status = status("pin");
+				return status != null && status.state() != Rollout.State.PROGRESSING;
+			});
+			assertThat(attacker.failures()).as("the pinned client's 500s").isGreaterThan(100);
+		}
+		assertThat(status("pin").state()).isEqualTo(Rollout.State.PROMOTED);
+		for (Verdict verdict : this.rollouts.track("pin").verdicts()) {
+			if (verdict.canary() != null) {
+				// 10 of the pinned client's answers per interval at most, against the
+				// other clients' 10 each.
+				assertThat(verdict.canary().clients()).as(verdict.toString()).isGreaterThanOrEqualTo(20);
+				assertThat((double) verdict.canary().errors() / verdict.canary().requests()).as(verdict.toString())
+					.isLessThan(0.1);
+			}
+		}
+	}
+
+	@Test
+	void aFloodOfCheapSuccessesFromOneClientCannotPromoteACanaryFailingTheOthers() {
+		// The canary fails one request in ten of the 30 other clients'; one client pinned
+		// to it floods it with requests it answers 200, on six lanes against their two:
+		// counted in full, they would dilute its error rate below 2%.
+		Split layout = Split
+			.of("flood", List.of(new Split.Target("flood-stable", 100), new Split.Target("flood-canary", 0)))
+			.withShare(1, 50);
+		List<String> canaryClients = clientsOf(layout, "flood-canary", 21);
+		String flooder = canaryClients.remove(0);
+		List<String> others = new java.util.ArrayList<>(canaryClients);
+		others.addAll(clientsOf(layout, "flood-stable", 10));
+		refresh(Map.of("gateway.lb.splits.flood.rollout.target", "flood-canary",
+				"gateway.lb.splits.flood.rollout.steps", "50,100", "gateway.lb.splits.flood.rollout.interval", "2s",
+				"gateway.lb.splits.flood.rollout.min-requests", 20,
+				"gateway.lb.splits.flood.rollout.max-error-rate-increase", 0.05,
+				"gateway.lb.splits.flood.rollout.max-latency-ratio", 1000));
+		try (ClientLoad flood = new ClientLoad(this.client, "/flood/?status=200", 6, () -> 0,
+				(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + flooder));
+				ClientLoad load = new ClientLoad(this.client, "/flood/", 2, () -> 0,
+						(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + others.get((int) (number % others.size()))))) {
+			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+				Rollout.Status status = status("flood");
+				return status != null && status.state() != Rollout.State.PROGRESSING;
+			});
+			// Twice the others' and more: counted in full, the canary's error rate would
+			// be a third of their 10% at most, under max-error-rate-increase.
+			assertThat(flood.served()).as("the flood").isGreaterThan(2 * load.served());
+		}
+		assertThat(status("flood").state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		Verdict verdict = last(this.rollouts.track("flood").verdicts());
+		assertThat(verdict.step()).isZero();
+		assertThat(verdict.canary().clients()).isGreaterThanOrEqualTo(20);
+		assertThat(verdict.reason()).startsWith("error rate 0.0");
+	}
+
+	/**
+	 * Returns {@code count} affinity values the layout puts on {@code service}, from the
+	 * seeded list: the same every run.
+	 */
+	private static List<String> clientsOf(Split layout, String service, int count) {
+		List<String> chosen = new java.util.ArrayList<>();
+		for (String value : SplitIT.seededAffinityValues(10 * count + 100)) {
+			if (chosen.size() < count && layout.targets().get(layout.pick(value)).service().equals(service)) {
+				chosen.add(value);
+			}
+		}
+		assertThat(chosen).hasSize(count);
+		return chosen;
 	}
 
 	private static Map<String, String> expectedTargets(List<String> clients, Split layout) {

@@ -19,7 +19,9 @@ import reactor.netty.http.server.HttpServer;
 
 /**
  * A real HTTP server on loopback that answers every request with its name, in the body
- * and in {@code X-Backend}, after an adjustable delay, and counts what it served.
+ * and in {@code X-Backend}, after an adjustable delay, and counts what it served. The
+ * status is 200, or the request's {@code status} query parameter, or 500 for every
+ * {@link #failEvery n-th} request that names none.
  */
 final class TestBackend implements AutoCloseable {
 
@@ -45,6 +47,13 @@ final class TestBackend implements AutoCloseable {
 	private volatile @Nullable LongSupplier delays;
 
 	private final AtomicInteger active = new AtomicInteger();
+
+	private final AtomicInteger failEvery = new AtomicInteger();
+
+	/**
+	 * The requests without a {@code status} parameter, which {@link #failEvery} counts.
+	 */
+	private final AtomicLong unnamedStatuses = new AtomicLong();
 
 	private final AtomicInteger maxActive = new AtomicInteger();
 
@@ -108,8 +117,15 @@ final class TestBackend implements AutoCloseable {
 					this.active.decrementAndGet();
 				}
 			};
+			long status = queryParameter(request.uri(), "status", 0);
+			if (status == 0) {
+				int every = this.failEvery.get();
+				long number = this.unnamedStatuses.incrementAndGet();
+				status = (every > 0 && number % every == 0) ? 500 : 200;
+			}
 			Mono<Void> answer = Mono.fromRunnable(release)
-				.then(response.header("X-Backend", name)
+				.then(response.status((int) status)
+					.header("X-Backend", name)
 					.header("X-Backend-Delay", String.valueOf(delay))
 					.header("Content-Type", "text/plain")
 					.sendString(Mono.just(name))
@@ -167,6 +183,14 @@ final class TestBackend implements AutoCloseable {
 
 	String uri() {
 		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	/**
+	 * Answers every {@code n}-th request without a {@code status} parameter with 500; 0
+	 * for none.
+	 */
+	void failEvery(int n) {
+		this.failEvery.set(n);
 	}
 
 	void delay(Duration delay) {

@@ -22,7 +22,7 @@ class RolloutTests {
 
 	private static final Plan PLAN = new Plan("shop-canary", new int[] { 5, 25, 50, 100 }, 300 * S, 100, 0.01, 1.5);
 
-	private static final Window HEALTHY_OTHERS = new Window(10_000, 20, 40 * MS);
+	private static final Window HEALTHY_OTHERS = new Window(10_000, 20, 40 * MS, 30);
 
 	@Test
 	void aHealthyCanaryWalksEveryStepAndIsPromotedAfterTheLast() {
@@ -32,7 +32,7 @@ class RolloutTests {
 		List<Judgement.Kind> kinds = new ArrayList<>();
 		while (status.state() == State.PROGRESSING) {
 			now = status.judgeAtNanos();
-			Judgement judgement = Rollout.judge(PLAN, status, new Window(500, 1, 45 * MS), HEALTHY_OTHERS, now);
+			Judgement judgement = Rollout.judge(PLAN, status, new Window(500, 1, 45 * MS, 30), HEALTHY_OTHERS, now);
 			kinds.add(judgement.kind());
 			status = judgement.status();
 			percents.add(status.percent());
@@ -47,7 +47,7 @@ class RolloutTests {
 	@Test
 	void isNotJudgedBeforeItsIntervalHasPassed() {
 		Status status = Rollout.start(PLAN, 0);
-		Window failing = new Window(500, 500, 45 * MS);
+		Window failing = new Window(500, 500, 45 * MS, 30);
 		assertThat(Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S - 1))
 			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, status));
 		Judgement due = Rollout.judge(PLAN, status, failing, HEALTHY_OTHERS, 300 * S);
@@ -58,12 +58,42 @@ class RolloutTests {
 	@Test
 	void staysOnItsStepWithTooFewCanaryRequestsAndIsJudgedAgainAnIntervalLater() {
 		Status status = Rollout.start(PLAN, 0);
-		Judgement held = Rollout.judge(PLAN, status, new Window(99, 99, 900 * MS), HEALTHY_OTHERS, 301 * S);
+		Judgement held = Rollout.judge(PLAN, status, new Window(99, 99, 900 * MS, 30), HEALTHY_OTHERS, 301 * S);
 		assertThat(held)
 			.isEqualTo(new Judgement(Judgement.Kind.HOLD, new Status(State.PROGRESSING, 0, 5, 601 * S, null)));
-		Judgement next = Rollout.judge(PLAN, held.status(), new Window(100, 0, 40 * MS), HEALTHY_OTHERS, 601 * S);
+		Judgement next = Rollout.judge(PLAN, held.status(), new Window(100, 0, 40 * MS, 30), HEALTHY_OTHERS, 601 * S);
 		assertThat(next)
 			.isEqualTo(new Judgement(Judgement.Kind.NEXT, new Status(State.PROGRESSING, 1, 25, 901 * S, null)));
+	}
+
+	@Test
+	void staysOnItsStepWhileItsRequestsComeFromTooFewClientsAndSaysHowManyItSaw() {
+		Plan plan = new Plan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null, 10, 20);
+		Status status = Rollout.start(plan, 0);
+		Window fewClients = new Window(190, 0, 40 * MS, 19);
+		Judgement held = Rollout.judge(plan, status, fewClients, HEALTHY_OTHERS, 300 * S);
+		assertThat(held.kind()).isEqualTo(Judgement.Kind.HOLD);
+		assertThat(Rollout.holdReason(plan, fewClients))
+			.isEqualTo("canary requests from fewer than min-clients clients (19 of 20)");
+		assertThat(Rollout.holdReason(plan, new Window(60, 0, 40 * MS, 25)))
+			.isEqualTo("fewer than min-requests canary requests (60 of 100, from 25 clients)");
+		assertThat(Rollout.judge(plan, held.status(), new Window(200, 0, 40 * MS, 20), HEALTHY_OTHERS, 600 * S).kind())
+			.isEqualTo(Judgement.Kind.NEXT);
+	}
+
+	@Test
+	void otherTargetsFromTooFewClientsAreNoBaseline() {
+		Plan plan = new Plan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null, 10, 20);
+		Window canary = new Window(1000, 20, 40 * MS, 100);
+		// Against a baseline of 2% errors from 20 clients the canary's 2% passes; the
+		// same answers from 19 clients are no baseline, and the canary is held against
+		// 0.
+		assertThat(Rollout.judge(plan, Rollout.start(plan, 0), canary, new Window(10_000, 200, 40 * MS, 20), 300 * S)
+			.kind()).isEqualTo(Judgement.Kind.NEXT);
+		Judgement judgement = Rollout.judge(plan, Rollout.start(plan, 0), canary, new Window(10_000, 200, 40 * MS, 19),
+				300 * S);
+		assertThat(judgement.kind()).isEqualTo(Judgement.Kind.ROLLED_BACK);
+		assertThat(judgement.status().reason()).startsWith("error rate 0.0200 against 0.0000");
 	}
 
 	@ParameterizedTest(name = "canary {0} errors in 1000, others {1} in 10000 -> {2}")
@@ -73,8 +103,8 @@ class RolloutTests {
 			State expected) {
 		// Others 0.2% (20 of 10,000): the canary may reach 1.2% (12 of 1,000), not 1.3%.
 		Status status = Rollout
-			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, canaryErrors, 40 * MS),
-					new Window(10_000, otherErrors, 40 * MS), 300 * S)
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, canaryErrors, 40 * MS, 30),
+					new Window(10_000, otherErrors, 40 * MS, 30), 300 * S)
 			.status();
 		assertThat(status.state()).isEqualTo(expected);
 		if (expected == State.ROLLED_BACK) {
@@ -87,8 +117,8 @@ class RolloutTests {
 	@CsvSource({ "60, 40, PROGRESSING", "61, 40, ROLLED_BACK", "500, 0, PROGRESSING" })
 	void rollsBackWhenTheCanaryP99IsMoreThanTheRatioOfTheOthers(long canaryMillis, long otherMillis, State expected) {
 		Status status = Rollout
-			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, canaryMillis * MS),
-					new Window(10_000, 0, otherMillis * MS), 300 * S)
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, canaryMillis * MS, 30),
+					new Window(10_000, 0, otherMillis * MS, 30), 300 * S)
 			.status();
 		assertThat(status.state()).isEqualTo(expected);
 		if (expected == State.ROLLED_BACK) {
@@ -100,13 +130,14 @@ class RolloutTests {
 	@Test
 	void otherTargetsWithFewerThanMinRequestsAreNoBaseline() {
 		// Stragglers of the step before a 100% step: 5 answers, fast, one failed.
-		Window stragglers = new Window(5, 1, 2 * MS);
+		Window stragglers = new Window(5, 1, 2 * MS, 30);
 		Status slowButHealthy = Rollout
-			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, 40 * MS), stragglers, 300 * S)
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 0, 40 * MS, 30), stragglers, 300 * S)
 			.status();
 		assertThat(slowButHealthy.state()).as("latency not judged").isEqualTo(State.PROGRESSING);
 		assertThat(slowButHealthy.step()).isEqualTo(1);
-		Status failing = Rollout.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 20, 40 * MS), stragglers, 300 * S)
+		Status failing = Rollout
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(1000, 20, 40 * MS, 30), stragglers, 300 * S)
 			.status();
 		assertThat(failing.state()).as("errors held against 0").isEqualTo(State.ROLLED_BACK);
 		assertThat(failing.reason()).startsWith("error rate 0.0200 against 0.0000 ");
@@ -116,7 +147,7 @@ class RolloutTests {
 	void aRolledBackRolloutStaysRolledBack() {
 		Status rolledBack = Rollout.rollBack(Rollout.start(PLAN, 0), "by an operator");
 		assertThat(rolledBack).isEqualTo(new Status(State.ROLLED_BACK, 0, 0, 0, "by an operator"));
-		Window healthy = new Window(1000, 0, 40 * MS);
+		Window healthy = new Window(1000, 0, 40 * MS, 30);
 		assertThat(Rollout.judge(PLAN, rolledBack, healthy, HEALTHY_OTHERS, 10_000 * S))
 			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, rolledBack));
 		assertThat(Rollout.promote(PLAN, rolledBack)).isSameAs(rolledBack);
@@ -127,11 +158,11 @@ class RolloutTests {
 	@Test
 	void aPausedRolloutIsNotJudgedAndResumesOnItsStepWithAFreshInterval() {
 		Status status = Rollout
-			.judge(PLAN, Rollout.start(PLAN, 0), new Window(500, 0, 40 * MS), HEALTHY_OTHERS, 300 * S)
+			.judge(PLAN, Rollout.start(PLAN, 0), new Window(500, 0, 40 * MS, 30), HEALTHY_OTHERS, 300 * S)
 			.status();
 		Status paused = Rollout.pause(status);
 		assertThat(paused).isEqualTo(new Status(State.PAUSED, 1, 25, 0, null));
-		assertThat(Rollout.judge(PLAN, paused, new Window(500, 500, 40 * MS), HEALTHY_OTHERS, 10_000 * S))
+		assertThat(Rollout.judge(PLAN, paused, new Window(500, 500, 40 * MS, 30), HEALTHY_OTHERS, 10_000 * S))
 			.isEqualTo(new Judgement(Judgement.Kind.NOT_DUE, paused));
 		assertThat(Rollout.resume(PLAN, paused, 5_000 * S))
 			.isEqualTo(new Status(State.PROGRESSING, 1, 25, 5_300 * S, null));

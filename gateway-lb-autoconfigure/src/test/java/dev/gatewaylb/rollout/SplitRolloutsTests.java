@@ -224,7 +224,7 @@ class SplitRolloutsTests {
 	void aRolloutIdIsAnEpochOfItsOwn() {
 		Rollout.Plan first = plan(50, 100);
 		Rollout.Plan again = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, INTERVAL.toNanos(), 10, 0.1, 2,
-				"shop-2", null);
+				"shop-2", null, 0, 0);
 		assertThat(first.id()).as("derived: the same for the same keys").isEqualTo(plan(50, 100).id()).hasSize(16);
 		assertThat(plan(50, 90).id()).isNotEqualTo(first.id());
 		assertThat(again.fingerprint()).startsWith("shop-2 ").isNotEqualTo(first.fingerprint());
@@ -386,10 +386,10 @@ class SplitRolloutsTests {
 		assertThat(window).as("the step records").isNotNull();
 		for (int i = 0; i < answers; i++) {
 			if (i < failures) {
-				window.failed();
+				window.failed(i);
 			}
 			else {
-				window.succeeded(10_000_000L);
+				window.succeeded(i, 10_000_000L);
 			}
 		}
 	}

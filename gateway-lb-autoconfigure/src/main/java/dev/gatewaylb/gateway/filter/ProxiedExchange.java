@@ -113,6 +113,12 @@ final class ProxiedExchange {
 	private @Nullable RolloutWindow rollout;
 
 	/**
+	 * The hash of the client's identity on the rollout's side, when {@link #rollout} is
+	 * set.
+	 */
+	private int rolloutClient;
+
+	/**
 	 * The consistent-hash key: {@link #UNRESOLVED} until first needed, then the key or
 	 * {@code null} for none.
 	 */
@@ -260,7 +266,7 @@ final class ProxiedExchange {
 			int status = code.value();
 			RolloutWindow rollout = this.rollout;
 			if (rollout != null) {
-				rollout.answered(status, runtime.nanoTime() - attempt.startNanos());
+				rollout.answered(this.rolloutClient, status, runtime.nanoTime() - attempt.startNanos());
 			}
 			Outcome.Kind kind = Outcome.ofStatus(status, attempt.countsAsFailure(status));
 			if (kind == Outcome.Kind.SERVER_ERROR) {
@@ -277,7 +283,7 @@ final class ProxiedExchange {
 		if (rollout != null && kind.charge() == Outcome.Charge.FAILURE) {
 			// What passive health charges the endpoint for (a connection failure, a
 			// timeout); nothing for a client that left or an attempt the gateway gave up.
-			rollout.failed();
+			rollout.failed(this.rolloutClient);
 		}
 		if (kind == Outcome.Kind.NOT_UPSTREAM) {
 			return Mono.error(error);
@@ -302,7 +308,7 @@ final class ProxiedExchange {
 		if (rollout != null && kind == Outcome.Kind.SATURATED) {
 			// The side's own pool was full: the client gets the gateway's 503, and a
 			// canary too small for its step must not look healthy for it.
-			rollout.failed();
+			rollout.failed(this.rolloutClient);
 		}
 		return GatewayAnswer.write(this.exchange, kind, runtime.id(), error);
 	}
@@ -491,9 +497,13 @@ final class ProxiedExchange {
 
 	/**
 	 * Makes the exchange's attempts record their outcomes on a rollout's side.
+	 * @param window the side, or {@code null} when the step is not judged
+	 * @param client the hash of the client's identity, which the side counts at most
+	 * {@code max-outcomes-per-client} answers of per interval
 	 */
-	void judgeOn(@Nullable RolloutWindow window) {
+	void judgeOn(@Nullable RolloutWindow window, int client) {
 		this.rollout = window;
+		this.rolloutClient = client;
 	}
 
 	ServerWebExchange exchange() {
@@ -587,7 +597,7 @@ final class ProxiedExchange {
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null) {
-			rollout.failed();
+			rollout.failed(this.rolloutClient);
 		}
 		return unknownService(runtime.id());
 	}

@@ -9,6 +9,7 @@ import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.request.Cidr;
 import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.RolloutWindow;
 import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.AffinityCookie;
 import dev.gatewaylb.split.Split;
@@ -35,6 +36,12 @@ import org.springframework.web.server.ServerWebExchange;
  * the header is removed before the request is forwarded. Never throws on a malformed
  * request: an unreadable cookie is a missing one, an unknown target or an unreadable
  * address is no override.
+ * <p>
+ * A request a rollout judges names its client to the rollout's side: the affinity value
+ * the request presented, on a sticky split, else the client's address through the trusted
+ * proxies. A value the gateway minted for this very request is not an identity (a client
+ * that never sends the cookie back would be a new client each time), so then the address
+ * is.
  */
 final class SplitRouting {
 
@@ -61,8 +68,9 @@ final class SplitRouting {
 		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
 		List<Cidr> trustedProxies = owner.settings().trustedProxies();
-		String affinityValue = (split.sticky() != null) ? affinityValue(exchange, split.sticky(), trustedProxies)
-				: null;
+		String presented = (split.sticky() != null) ? presentedAffinityValue(request, split.sticky()) : null;
+		String affinityValue = (split.sticky() != null)
+				? affinityValue(exchange, split.sticky(), trustedProxies, presented) : null;
 		// The step's layout index is one volatile read; the layouts themselves are
 		// immutable and were built with the settings, so no lock and no build here. A
 		// split without a rollout has one layout, the split itself.
@@ -80,9 +88,20 @@ final class SplitRouting {
 		}
 		if (rollout != null && chosen) {
 			// An overridden request is a tester's, not the split's traffic: not judged.
-			owner.judgeOn(rollout.window(target == split.rolloutTarget()));
+			RolloutWindow window = rollout.window(target == split.rolloutTarget());
+			if (window != null) {
+				owner.judgeOn(window, (presented != null) ? presented.hashCode() : addressHash(owner.clientAddress()));
+			}
 		}
 		return service;
+	}
+
+	/**
+	 * Returns a hash of a client address, 0 when it is unknown: an IPv4 address's hash is
+	 * its 32 bits, an IPv6 one's a hash of its 128; the rollout's side mixes it further.
+	 */
+	private static int addressHash(@Nullable InetAddress address) {
+		return (address != null) ? address.hashCode() : 0;
 	}
 
 	/**
@@ -102,12 +121,20 @@ final class SplitRouting {
 	}
 
 	/**
+	 * Returns the well-formed affinity value the request presents, or {@code null}.
+	 */
+	private static @Nullable String presentedAffinityValue(ServerHttpRequest request,
+			SplitSettings.StickyCookie sticky) {
+		String presented = Cookies.first(request.getHeaders().get(HttpHeaders.COOKIE), sticky.name());
+		return AffinityCookie.isValid(presented) ? presented : null;
+	}
+
+	/**
 	 * Returns the request's well-formed affinity value, or mints one and sets the cookie.
 	 */
 	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky,
-			List<Cidr> trustedProxies) {
-		String presented = Cookies.first(exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE), sticky.name());
-		if (AffinityCookie.isValid(presented)) {
+			List<Cidr> trustedProxies, @Nullable String presented) {
+		if (presented != null) {
 			return presented;
 		}
 		String value = this.affinity.mint();

@@ -16,6 +16,7 @@ import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.request.HashKey;
+import dev.gatewaylb.rollout.Rollout;
 
 /**
  * The value of every key that the configuration does not set: the one table of the
@@ -45,7 +46,8 @@ final class BuiltInDefaults {
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.
 	 */
 	static final RolloutProperties ROLLOUT = new RolloutProperties(null, List.of(5, 25, 50, 100), Duration.ofMinutes(5),
-			100L, 0.01, 1.5, null, List.of());
+			100L, 0.01, 1.5, null, List.of(), Rollout.Plan.DEFAULT_MAX_OUTCOMES_PER_CLIENT,
+			Rollout.Plan.DEFAULT_MIN_CLIENTS);
 
 	private BuiltInDefaults() {
 	}

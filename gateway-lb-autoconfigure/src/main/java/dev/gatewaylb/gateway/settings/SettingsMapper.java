@@ -240,7 +240,8 @@ final class SettingsMapper {
 				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
 				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id(),
-				RolloutKey.ERROR_STATUSES.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray());
+				RolloutKey.ERROR_STATUSES.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
+				RolloutKey.MAX_OUTCOMES_PER_CLIENT.from(rollout, taken), RolloutKey.MIN_CLIENTS.from(rollout, taken));
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {
@@ -301,11 +302,16 @@ final class SettingsMapper {
 		static final RolloutKey<List<Integer>> ERROR_STATUSES = new RolloutKey<>("error-statuses",
 				RolloutProperties::errorStatuses);
 
+		static final RolloutKey<Integer> MAX_OUTCOMES_PER_CLIENT = new RolloutKey<>("max-outcomes-per-client",
+				RolloutProperties::maxOutcomesPerClient);
+
+		static final RolloutKey<Integer> MIN_CLIENTS = new RolloutKey<>("min-clients", RolloutProperties::minClients);
+
 		/**
 		 * The keys in the order the plan checks them.
 		 */
 		static final List<RolloutKey<?>> ALL = List.of(STEPS, INTERVAL, MIN_REQUESTS, MAX_ERROR_RATE_INCREASE,
-				MAX_LATENCY_RATIO, ERROR_STATUSES);
+				MAX_LATENCY_RATIO, ERROR_STATUSES, MAX_OUTCOMES_PER_CLIENT, MIN_CLIENTS);
 
 		/**
 		 * Returns the key's value in {@code rollout} if it sets it and {@code taken}

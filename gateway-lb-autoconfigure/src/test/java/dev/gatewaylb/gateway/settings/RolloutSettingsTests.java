@@ -29,16 +29,18 @@ class RolloutSettingsTests {
 	void fillsInTheDefaultsOfTheKeysNotSet() {
 		SplitSettings split = map(Map.of(SPLIT + "rollout.target", "Shop-Canary"));
 		assertThat(split.rollout()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
-				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5));
+				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5, null, null, 10, 20));
 	}
 
 	@Test
 	void takesEveryKeySet() {
 		SplitSettings split = map(Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.steps", "10,100",
 				SPLIT + "rollout.interval", "5s", SPLIT + "rollout.min-requests", "20",
-				SPLIT + "rollout.max-error-rate-increase", "0.05", SPLIT + "rollout.max-latency-ratio", "2"));
-		assertThat(split.rollout()).isEqualTo(
-				new Rollout.Plan("shop-canary", new int[] { 10, 100 }, Duration.ofSeconds(5).toNanos(), 20, 0.05, 2.0));
+				SPLIT + "rollout.max-error-rate-increase", "0.05", SPLIT + "rollout.max-latency-ratio", "2",
+				SPLIT + "rollout.max-outcomes-per-client", "0", SPLIT + "rollout.min-clients", "3"));
+		assertThat(split.rollout()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 10, 100 },
+				Duration.ofSeconds(5).toNanos(), 20, 0.05, 2.0, null, null, 0, 3));
+		assertThat(split.rollout().fingerprint()).as("keys set away from their defaults").endsWith(" clients 0/3");
 	}
 
 	@Test
@@ -48,8 +50,13 @@ class RolloutSettingsTests {
 		SplitSettings derived = map(Map.of(SPLIT + "rollout.target", "shop-canary"));
 		assertThat(given.rollout().id()).isEqualTo("shop-2026.12");
 		assertThat(derived.rollout().id()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
-				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5)
+				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5, null, null, 10, 20)
 			.id());
+		// The id and the fingerprint a block without the client keys had before they
+		// existed: replicas upgraded one by one still recognise each other's rollout.
+		assertThat(derived.rollout().id()).isEqualTo("124308e79d82e172");
+		assertThat(derived.rollout().fingerprint())
+			.isEqualTo(derived.rollout().id() + " shop-canary [5, 25, 50, 100] 300000000000ns 100 0.01 1.5");
 		assertThat(given.rollout().fingerprint()).startsWith("shop-2026.12 ");
 	}
 
@@ -86,6 +93,8 @@ class RolloutSettingsTests {
 					rollout.max-error-rate-increase | 1.5   | gateway.lb.splits.shop.rollout.max-error-rate-increase | 1.5   | max-error-rate-increase: 1.5 (expected: 0 to 1)
 					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: >= 1)
 										rollout.error-statuses    | 500,399     | gateway.lb.splits.shop.rollout.error-statuses    | [500, 399]  | error-statuses: 399 (expected: 400 to 599)
+					rollout.max-outcomes-per-client | -1    | gateway.lb.splits.shop.rollout.max-outcomes-per-client | -1    | max-outcomes-per-client: -1 (expected: 0 for no limit
+					rollout.min-clients       | 1001        | gateway.lb.splits.shop.rollout.min-clients       | 1001        | min-clients: 1001 (expected: 0 to 1000)
 					rollout.id                | 'shop 2'    | gateway.lb.splits.shop.rollout.id                | shop 2      | expected: 1 to 64 letters, digits
 					""")
 	void rejectsAnInvalidRolloutNamingThePropertyAndItsValue(String key, String value, String property, String bound,
