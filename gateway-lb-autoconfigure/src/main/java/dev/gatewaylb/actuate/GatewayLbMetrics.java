@@ -71,6 +71,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
 
+	static final String SLOW_CLIENTS = "gateway.lb.slow.clients";
+
 	static final String ROLLOUT_PERCENT = "gateway.lb.rollout.percent";
 
 	static final String ROLLOUT_TRANSITIONS = "gateway.lb.rollout.transitions";
@@ -178,6 +180,14 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "saturated")
 			.description("Requests answered 503 because the service's connection pool was saturated")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.slowReaders(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "response-write-idle")
+			.description("Clients cut off because they accepted no bytes of their answer for response-write-idle")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.slowSenders(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "request-body")
+			.description("Clients answered 408 because their request body went idle or fell below its minimum rate")
 			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(FAIL_OPEN, counters.failOpen(), LongAdder::sum)
 			.tags("service", serviceId)

@@ -4,6 +4,8 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.unit.DataSize;
+
 /**
  * The timeouts of a service's upstream requests; a key that is not set is {@code null}.
  *
@@ -18,9 +20,17 @@ import org.jspecify.annotations.Nullable;
  * the longest wait for its first chunk once the request is on its way to an endpoint;
  * past it the client gets 408 and the upstream connection is let go, charged to nobody. 0
  * turns it off.
+ * @param responseWriteIdle Longest time a client may accept no bytes of its answer while
+ * the gateway has some to send (nginx's send_timeout); past it the client's connection is
+ * closed and the upstream's let go, charged to nobody. 0 turns it off.
+ * @param requestBodyMinRate Slowest average rate, per second, of a client's request body
+ * once the grace of request-body-idle has passed (time the endpoint is not reading does
+ * not count); slower: 408, charged to nobody. 0 turns it off, and so does a
+ * request-body-idle of 0.
  */
 public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle,
-		@Nullable Duration requestBodyIdle) {
+		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle,
+		@Nullable DataSize requestBodyMinRate) {
 
 	public TimeoutProperties {
 		if (connect != null && (connect.isNegative() || connect.isZero())) {
@@ -35,6 +45,14 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 		if (requestBodyIdle != null && requestBodyIdle.isNegative()) {
 			throw new IllegalArgumentException(
 					"request-body-idle: " + Durations.format(requestBodyIdle) + " (expected: >= 0s)");
+		}
+		if (responseWriteIdle != null && responseWriteIdle.isNegative()) {
+			throw new IllegalArgumentException(
+					"response-write-idle: " + Durations.format(responseWriteIdle) + " (expected: >= 0s)");
+		}
+		if (requestBodyMinRate != null && requestBodyMinRate.isNegative()) {
+			throw new IllegalArgumentException(
+					"request-body-min-rate: " + requestBodyMinRate + " (expected: >= 0B, a size per second)");
 		}
 	}
 

@@ -66,6 +66,10 @@ class RequestBodyIdleIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.upload.timeouts.request-body-idle", IDLE_MILLIS + "ms")
 			.set("gateway.lb.services.upload.pool.max-connections", 1)
 			.set("gateway.lb.services.upload.health.passive.consecutive-failures", 1)
+			// The idle limit alone: these bodies trickle below the default minimum rate
+			// on purpose (SlowClientsIT has the rate).
+			.set("gateway.lb.services.upload.timeouts.request-body-min-rate", 0)
+			.set("gateway.lb.services.early.timeouts.request-body-min-rate", 0)
 			.route("early")
 			.instances("early", List.of(early))
 			.set("gateway.lb.services.early.timeouts.request-body-idle", IDLE_MILLIS + "ms")

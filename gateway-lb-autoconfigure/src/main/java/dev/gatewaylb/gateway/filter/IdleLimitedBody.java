@@ -35,7 +35,15 @@ import org.springframework.core.io.buffer.DataBufferUtils;
  * {@code ReadTimeoutHandler} works the same way). A body that keeps arriving costs one
  * timer per {@code idle} period, however many chunks it has.
  * <p>
- * When the limit passes, the body's source is cancelled, {@code onIdle} runs, and the
+ * With a minimum rate ({@code timeouts.request-body-min-rate}), the body must also
+ * average that many bytes per second once the idle limit has passed as a grace (Apache's
+ * {@code mod_reqtimeout} rule: each second's worth of bytes at the rate buys a second
+ * more), so that a client sending one byte just under the idle limit cannot hold the
+ * connection for ever. Time during which the reader asks for nothing does not count here
+ * either; the timer then wakes every second, and a timer run that finds no demand counts
+ * the time since the previous run as the reader's pause.
+ * <p>
+ * When a limit passes, the body's source is cancelled, {@code onIdle} runs, and the
  * reader gets the error: the routing client fails the attempt and lets go of its
  * connection.
  * <p>
@@ -57,18 +65,29 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 
 	private final Runnable onIdle;
 
+	private final long minRate;
+
+	/**
+	 * How often the timer looks at the rate once it is measured.
+	 */
+	static final long RATE_TICK_NANOS = 1_000_000_000L;
+
 	/**
 	 * Creates the body.
 	 * @param source the client's body
-	 * @param idleNanos the idle limit, above 0
+	 * @param idleNanos the idle limit, above 0, and the grace before the rate counts
+	 * @param minRate the slowest average rate after the grace, in bytes per second; 0 for
+	 * none
 	 * @param scheduler where the timer runs: shared, never a thread per request
 	 * @param clock nanoseconds, monotonic
-	 * @param onIdle called once, on the scheduler, when the limit passes, before the
-	 * reader gets the error
+	 * @param onIdle called once, on the scheduler, when a limit passes, before the reader
+	 * gets the error
 	 */
-	IdleLimitedBody(Flux<DataBuffer> source, long idleNanos, Scheduler scheduler, LongSupplier clock, Runnable onIdle) {
+	IdleLimitedBody(Flux<DataBuffer> source, long idleNanos, long minRate, Scheduler scheduler, LongSupplier clock,
+			Runnable onIdle) {
 		this.source = source;
 		this.idleNanos = idleNanos;
+		this.minRate = minRate;
 		this.scheduler = scheduler;
 		this.clock = clock;
 		this.onIdle = onIdle;
@@ -123,6 +142,24 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 
 		private volatile @Nullable Disposable timer;
 
+		/**
+		 * The bytes passed on so far; written by {@link #onNext} alone (signals are
+		 * serial), read by the timer.
+		 */
+		private volatile long bytes;
+
+		/**
+		 * When the body was subscribed to.
+		 */
+		private long subscribedNanos;
+
+		/**
+		 * The reader's pauses so far, and when the timer last ran: the timer's alone.
+		 */
+		private long pausedNanos;
+
+		private long lastRunNanos;
+
 		IdleSubscriber(CoreSubscriber<? super DataBuffer> actual, IdleLimitedBody parent) {
 			this.actual = actual;
 			this.parent = parent;
@@ -138,6 +175,8 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			if (Operators.validate(this.upstream, s)) {
 				this.upstream = s;
 				this.lastNanos = this.parent.clock.getAsLong();
+				this.subscribedNanos = this.lastNanos;
+				this.lastRunNanos = this.lastNanos;
 				this.actual.onSubscribe(this);
 				arm(this.parent.idleNanos);
 			}
@@ -154,6 +193,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			// was == EMITTING: the reader asked for more from inside onNext and the
 			// source answered at once, on this thread; the outer call resets the state.
 			this.lastNanos = this.parent.clock.getAsLong();
+			this.bytes = this.bytes + chunk.readableByteCount();
 			Operators.produced(REQUESTED, this, 1);
 			this.actual.onNext(chunk);
 			if (was == WAITING) {
@@ -201,7 +241,8 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 
 		/**
 		 * The timer: ends the body if the client has been silent for the whole limit
-		 * while the reader waited, or sleeps again for what is left of it.
+		 * while the reader waited, or below the minimum rate since the grace, or sleeps
+		 * again until the next limit could pass.
 		 */
 		@Override
 		public void run() {
@@ -210,24 +251,49 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			}
 			long idle = this.parent.idleNanos;
 			// Demand first, then the stamp: request() writes them the other way round.
-			if (this.requested == 0 || this.state != WAITING) {
-				// Not waiting for the client (no demand), or a chunk is passing now.
-				arm(idle);
-				return;
+			boolean waiting = this.requested != 0;
+			long now = this.parent.clock.getAsLong();
+			long minRate = this.parent.minRate;
+			if (minRate > 0) {
+				if (!waiting) {
+					this.pausedNanos += now - this.lastRunNanos;
+				}
+				this.lastRunNanos = now;
 			}
-			long left = this.lastNanos + idle - this.parent.clock.getAsLong();
-			if (left > 0) {
-				arm(left);
-				return;
+			long next = idle;
+			if (waiting && this.state == WAITING) {
+				long left = this.lastNanos + idle - now;
+				if (left <= 0) {
+					end(new RequestBodyIdleException(Duration.ofNanos(idle)));
+					return;
+				}
+				next = left;
 			}
+			if (minRate > 0) {
+				long active = now - this.subscribedNanos - this.pausedNanos;
+				long sent = this.bytes;
+				if (waiting && this.state == WAITING && active > idle
+						&& sent < (double) (active - idle) / 1_000_000_000L * minRate) {
+					end(RequestBodyIdleException.belowRate(sent, active, minRate));
+					return;
+				}
+				next = Math.min(next, RATE_TICK_NANOS);
+			}
+			arm(next);
+		}
+
+		/**
+		 * Ends the body with the error, unless a chunk is passing or the body ended just
+		 * now.
+		 */
+		private void end(RequestBodyIdleException error) {
 			if (!STATE.compareAndSet(this, WAITING, DONE)) {
-				// A chunk came in just now, or the body ended.
-				arm(idle);
+				arm(this.parent.idleNanos);
 				return;
 			}
 			upstream().cancel();
 			this.parent.onIdle.run();
-			this.actual.onError(new RequestBodyIdleException(Duration.ofNanos(idle)));
+			this.actual.onError(error);
 		}
 
 		private void arm(long delayNanos) {

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.filter;
 
+import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
@@ -35,11 +36,14 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 
 	private final long idleNanos;
 
-	private RequestBodyIdle(ServerWebExchange exchange, Attempt attempt, long idleNanos) {
+	private final long minRate;
+
+	private RequestBodyIdle(ServerWebExchange exchange, Attempt attempt, long idleNanos, long minRate) {
 		super(exchange.getRequest());
 		this.exchange = exchange;
 		this.attempt = attempt;
 		this.idleNanos = idleNanos;
+		this.minRate = minRate;
 	}
 
 	/**
@@ -53,8 +57,9 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 		if (!hasBody(exchange.getRequest().getHeaders())) {
 			return exchange;
 		}
-		long idleNanos = attempt.runtime().settings().upstream().requestBodyIdleTimeout().toNanos();
-		return new Exchange(exchange, new RequestBodyIdle(exchange, attempt, idleNanos));
+		UpstreamSettings upstream = attempt.runtime().settings().upstream();
+		return new Exchange(exchange, new RequestBodyIdle(exchange, attempt,
+				upstream.requestBodyIdleTimeout().toNanos(), upstream.requestBodyMinRate()));
 	}
 
 	/**
@@ -72,8 +77,8 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 		if (this.idleNanos <= 0) {
 			return body;
 		}
-		return new IdleLimitedBody(body, this.idleNanos, Schedulers.parallel(), this.attempt.runtime()::nanoTime,
-				this::idle);
+		return new IdleLimitedBody(body, this.idleNanos, this.minRate, Schedulers.parallel(),
+				this.attempt.runtime()::nanoTime, this::idle);
 	}
 
 	/**
@@ -99,6 +104,7 @@ final class RequestBodyIdle extends ServerHttpRequestDecorator {
 	 */
 	private void idle() {
 		this.attempt.settle(Outcome.Kind.REQUEST_BODY_IDLE);
+		this.attempt.runtime().counters().slowSenders().increment();
 		if (this.attempt.phase() == Outcome.Phase.RECEIVING || this.exchange.getResponse().isCommitted()) {
 			closeClientConnection();
 		}

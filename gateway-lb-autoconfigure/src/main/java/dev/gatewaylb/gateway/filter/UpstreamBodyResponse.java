@@ -1,5 +1,12 @@
 package dev.gatewaylb.gateway.filter;
 
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.function.BooleanSupplier;
+
+import dev.gatewaylb.gateway.upstream.Outcome;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
@@ -7,6 +14,10 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.NettyOutbound;
+import reactor.netty.channel.AbortedException;
 import reactor.util.context.Context;
 
 import org.springframework.core.io.buffer.DataBuffer;
@@ -29,9 +40,16 @@ import org.springframework.web.server.ServerWebExchangeDecorator;
  * the moment it has this answer never finds the endpoint still counting this one in
  * flight. The upstream connection's own end comes later, on its event loop, and may come
  * after that next request was picked.</li>
+ * <li>a client that accepts none of the answer for {@code timeouts.response-write-idle}
+ * (nginx's {@code send_timeout}): the writer asks for more of the body as the client's
+ * connection takes what it was given, so a writer that has asked for nothing that long
+ * has a client that reads nothing. The body is then ended: the upstream connection is let
+ * go, the client's closed, and nobody is charged.</li>
  * </ul>
  */
 final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
+
+	private static final System.Logger logger = System.getLogger(UpstreamBodyResponse.class.getName());
 
 	private final ExchangeLease lease;
 
@@ -42,13 +60,36 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-		return super.writeWith(new Body<DataBuffer>(Flux.from(body), this.lease, getHeaders().getContentLength()));
+		return super.writeWith(
+				new Body<DataBuffer>(Flux.from(body), this.lease, getHeaders().getContentLength(), this::closeClient));
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		// A stream of flushed chunks: its end is the outer publisher's completion.
-		return super.writeAndFlushWith(new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this.lease, -1));
+		return super.writeAndFlushWith(
+				new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this.lease, -1, this::closeClient));
+	}
+
+	/**
+	 * Closes the client's connection (an h2 client's stream), for a client that reads
+	 * nothing: its writes pending in the channel would otherwise keep the writer, and the
+	 * exchange, waiting for ever. Closing fails them, and the writer ends with the
+	 * channel. Returns {@code false} when the response is not Reactor Netty's.
+	 */
+	private boolean closeClient() {
+		Object nativeResponse;
+		try {
+			nativeResponse = ServerHttpResponseDecorator.getNativeResponse(getDelegate());
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
+		if (nativeResponse instanceof NettyOutbound netty) {
+			netty.withConnection((connection) -> connection.channel().close());
+			return true;
+		}
+		return false;
 	}
 
 	/**
@@ -60,25 +101,60 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private final long contentLength;
 
-		Body(Flux<? extends T> source, ExchangeLease lease, long contentLength) {
+		private final BooleanSupplier closeClient;
+
+		Body(Flux<? extends T> source, ExchangeLease lease, long contentLength, BooleanSupplier closeClient) {
 			super(source);
 			this.lease = lease;
 			this.contentLength = contentLength;
+			this.closeClient = closeClient;
 		}
 
 		@Override
 		public void subscribe(CoreSubscriber<? super T> actual) {
-			this.source.subscribe(new Watcher<>(actual, this.lease, this.contentLength));
+			this.source.subscribe(new Watcher<>(actual, this.lease, this.contentLength, this.closeClient));
 		}
 
 	}
 
 	/**
-	 * Passes the body on, ending the current attempt's claim at its last byte. Signals
-	 * arrive one at a time (Reactive Streams' rule), so the byte count needs no
+	 * Passes the body on, ending the current attempt's claim at its last byte, and ends
+	 * it when the client accepts nothing for {@code timeouts.response-write-idle}.
+	 * Signals arrive one at a time (Reactive Streams' rule), so the byte count needs no
 	 * synchronization.
+	 * <p>
+	 * The write-idle timer is armed only when the writer's demand runs out: Reactor
+	 * Netty's writer asks for 128 chunks and asks again as their writes complete, so a
+	 * client that keeps reading never exhausts it and costs one uncontended
+	 * compare-and-set per chunk, no timer. Demand that runs out stamps the time and arms
+	 * one timer (unless one is armed); the timer, on a shared scheduler, ends the body if
+	 * the demand is still out and has been for the limit, sleeps for what is left of it,
+	 * or disarms when demand came back (arming again if it ran out meanwhile). The state
+	 * word's compare-and-set makes the end happen once, and never while a signal of the
+	 * body's own is on its way: the body has then completed or failed first.
 	 */
-	private static final class Watcher<T> implements CoreSubscriber<T>, Subscription {
+	private static final class Watcher<T> implements CoreSubscriber<T>, Subscription, Runnable {
+
+		private static final AtomicLongFieldUpdater<Watcher> REQUESTED = AtomicLongFieldUpdater
+			.newUpdater(Watcher.class, "requested");
+
+		private static final AtomicIntegerFieldUpdater<Watcher> ARMED = AtomicIntegerFieldUpdater
+			.newUpdater(Watcher.class, "armed");
+
+		private static final AtomicIntegerFieldUpdater<Watcher> DONE = AtomicIntegerFieldUpdater
+			.newUpdater(Watcher.class, "done");
+
+		private static final int OPEN = 0;
+
+		/**
+		 * Completed or failed by the body itself, or cancelled by the writer.
+		 */
+		private static final int ENDED = 1;
+
+		/**
+		 * Ended by the write-idle limit: what the body signals after it is dropped.
+		 */
+		private static final int CUT = 2;
 
 		private final CoreSubscriber<? super T> actual;
 
@@ -88,10 +164,36 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private @Nullable Subscription upstream;
 
-		Watcher(CoreSubscriber<? super T> actual, ExchangeLease lease, long contentLength) {
+		/**
+		 * The write-idle limit, 0 for none; and the attempt whose body this is, which
+		 * gives the clock and the counters.
+		 */
+		private final long writeIdleNanos;
+
+		private final @Nullable Attempt attempt;
+
+		private volatile long requested;
+
+		/**
+		 * When the writer's demand last ran out.
+		 */
+		private volatile long exhaustedNanos;
+
+		private volatile int armed;
+
+		private volatile int done;
+
+		private final BooleanSupplier closeClient;
+
+		Watcher(CoreSubscriber<? super T> actual, ExchangeLease lease, long contentLength,
+				BooleanSupplier closeClient) {
 			this.actual = actual;
 			this.lease = lease;
 			this.remaining = contentLength;
+			this.closeClient = closeClient;
+			this.attempt = lease.current();
+			this.writeIdleNanos = (this.attempt != null)
+					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
 		}
 
 		@Override
@@ -113,11 +215,20 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 					ended();
 				}
 			}
+			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0) {
+				// The writer has all it asked for: from now on it waits for the client.
+				this.exhaustedNanos = this.attempt.runtime().nanoTime();
+				arm(this.writeIdleNanos);
+			}
 			this.actual.onNext(item);
 		}
 
 		@Override
 		public void onError(Throwable error) {
+			if (!end()) {
+				// The upstream connection, let go by the limit, failing the body.
+				return;
+			}
 			Attempt attempt = this.lease.current();
 			if (attempt != null) {
 				attempt.responseFailed(error);
@@ -127,12 +238,18 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onComplete() {
+			if (!end()) {
+				return;
+			}
 			ended();
 			this.actual.onComplete();
 		}
 
 		@Override
 		public void request(long n) {
+			if (this.writeIdleNanos > 0 && Operators.validate(n)) {
+				Operators.addCap(REQUESTED, this, n);
+			}
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.request(n);
@@ -141,9 +258,81 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void cancel() {
+			DONE.compareAndSet(this, OPEN, ENDED);
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.cancel();
+			}
+		}
+
+		/**
+		 * The write-idle timer.
+		 */
+		@Override
+		public void run() {
+			if (this.done != OPEN) {
+				return;
+			}
+			if (this.requested > 0) {
+				// The client took something and the writer asked again: disarm, then look
+				// once more, for demand that ran out again before the flag was down.
+				ARMED.set(this, 0);
+				if (this.requested == 0) {
+					arm(this.writeIdleNanos);
+				}
+				return;
+			}
+			Attempt attempt = this.attempt;
+			long left = this.exhaustedNanos + this.writeIdleNanos - attempt.runtime().nanoTime();
+			if (left > 0) {
+				schedule(left);
+				return;
+			}
+			if (!DONE.compareAndSet(this, OPEN, CUT)) {
+				return;
+			}
+			// The client's doing: noted before the upstream connection is let go, whose
+			// end would otherwise pass for a body that broke off.
+			attempt.clientWentAway();
+			attempt.settle(Outcome.Kind.CLIENT_GONE);
+			attempt.runtime().counters().slowReaders().increment();
+			Subscription upstream = this.upstream;
+			if (upstream != null) {
+				upstream.cancel();
+			}
+			long millis = this.writeIdleNanos / 1_000_000;
+			logger.log(System.Logger.Level.DEBUG,
+					() -> "response-write-idle: the client accepted no bytes of its answer from "
+							+ attempt.runtime().id() + " for " + millis + " ms; closing its connection");
+			// The writer ends with the client's channel, its pending writes failed. Not
+			// Reactor Netty's: the writer is told, as of a client that went away (which
+			// Spring logs at DEBUG).
+			if (!this.closeClient.getAsBoolean()) {
+				this.actual.onError(new AbortedException(
+						"response-write-idle: the client accepted no bytes for " + millis + " ms"));
+			}
+		}
+
+		/**
+		 * Marks the body ended by its own signal; returns {@code false} when the limit
+		 * ended it first, and the signal must not reach the writer.
+		 */
+		private boolean end() {
+			return DONE.compareAndSet(this, OPEN, ENDED) || this.done != CUT;
+		}
+
+		private void arm(long delayNanos) {
+			if (ARMED.compareAndSet(this, 0, 1)) {
+				schedule(delayNanos);
+			}
+		}
+
+		private void schedule(long delayNanos) {
+			try {
+				Schedulers.parallel().schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+			}
+			catch (RejectedExecutionException ex) {
+				// The scheduler is shutting down with the application: no limit then.
 			}
 		}
 

@@ -23,10 +23,15 @@ import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
  * @param hedgesRefusedByBudget backups the hedge budget refused
  * @param discoveryRejected instances of discovery's answers that were not balanced, by
  * why (counted at every poll that lists them), one counter per reason
+ * @param slowReaders clients cut off because they accepted no bytes of their answer for
+ * {@code timeouts.response-write-idle}
+ * @param slowSenders clients answered 408 (or cut off) because their request body went
+ * idle past {@code timeouts.request-body-idle} or fell below
+ * {@code timeouts.request-body-min-rate}
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget,
-		Map<DiscoveryRejection, LongAdder> discoveryRejected) {
+		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -38,7 +43,8 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 			rejected.put(rejection, new LongAdder());
 		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
-				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected));
+				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected),
+				new LongAdder(), new LongAdder());
 	}
 
 }

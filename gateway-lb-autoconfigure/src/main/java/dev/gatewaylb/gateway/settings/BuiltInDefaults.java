@@ -18,6 +18,8 @@ import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.rollout.Rollout;
 
+import org.springframework.util.unit.DataSize;
+
 /**
  * The value of every key that the configuration does not set: the one table of the
  * built-in defaults, written in the binding records' own shape, so that the mapper takes
@@ -35,7 +37,8 @@ final class BuiltInDefaults {
 	static final ServiceProperties SERVICE = new ServiceProperties(BalancingAlgorithm.ROUND_ROBIN, Duration.ZERO,
 			HashKey.CLIENT_IP.toString(), 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
-			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60)),
+			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60),
+					Duration.ofSeconds(60), DataSize.ofKilobytes(1)),
 			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),

@@ -145,7 +145,8 @@ final class SettingsMapper {
 				layers.get(in(TIMEOUTS, TimeoutProperties::response)),
 				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)),
 				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyIdle)), certificates,
-				layers.get(ServiceProperties::http2));
+				layers.get(ServiceProperties::http2), layers.get(in(TIMEOUTS, TimeoutProperties::responseWriteIdle)),
+				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyMinRate)).toBytes());
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

@@ -28,10 +28,15 @@ import org.springframework.core.io.Resource;
  * body, zero for none
  * @param trustedCa the CA certificates that replace the public roots, or {@code null}
  * @param http2 whether to offer h2 to https endpoints
+ * @param responseWriteIdleTimeout longest time the client may accept no bytes of its
+ * answer, zero for none
+ * @param requestBodyMinRate slowest average rate of the client's request body after the
+ * grace of {@code requestBodyIdleTimeout}, in bytes per second, 0 for none
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
-		@Nullable List<X509Certificate> trustedCa, boolean http2) {
+		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
+		long requestBodyMinRate) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -39,15 +44,17 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 
 	/**
 	 * Returns whether a client built for these settings serves {@code other} as well:
-	 * they differ at most in {@link #requestBodyIdleTimeout()}, which the request path
-	 * reads from the service's settings on each request, not from its pools.
+	 * they differ at most in what the request path reads from the service's settings on
+	 * each request, not from its pools: {@link #requestBodyIdleTimeout()},
+	 * {@link #responseWriteIdleTimeout()} and {@link #requestBodyMinRate()}.
 	 * @param other the new settings
 	 * @return whether the pools can be kept
 	 */
 	public boolean sameClientAs(UpstreamSettings other) {
-		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
-				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
-				this.requestBodyIdleTimeout, other.trustedCa, other.http2));
+		return equals(
+				new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout, other.maxIdleTime,
+						other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout, this.requestBodyIdleTimeout,
+						other.trustedCa, other.http2, this.responseWriteIdleTimeout, this.requestBodyMinRate));
 	}
 
 	/**

@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * Signalled in place of the rest of a request body when the client sent nothing for
- * {@code timeouts.request-body-idle}: the client's doing, charged to no endpoint
+ * {@code timeouts.request-body-idle}, or sent it slower than
+ * {@code timeouts.request-body-min-rate}: the client's doing, charged to no endpoint
  * ({@link Outcome.Kind#REQUEST_BODY_IDLE}).
  * <p>
  * Deliberately neither an {@link java.io.IOException} nor a Netty timeout, which
@@ -21,7 +22,23 @@ public final class RequestBodyIdleException extends RuntimeException {
 	 * @param idle the idle limit that passed
 	 */
 	public RequestBodyIdleException(Duration idle) {
-		super("request body idle for " + idle.toMillis() + " ms", null, false, false);
+		this("request body idle for " + idle.toMillis() + " ms");
+	}
+
+	private RequestBodyIdleException(String message) {
+		super(message, null, false, false);
+	}
+
+	/**
+	 * Returns the exception of a body slower than the minimum rate.
+	 * @param bytes what the client sent
+	 * @param activeNanos the time it had, the endpoint's pauses left out
+	 * @param minRate the minimum, in bytes per second
+	 * @return the exception
+	 */
+	public static RequestBodyIdleException belowRate(long bytes, long activeNanos, long minRate) {
+		return new RequestBodyIdleException("request body of " + bytes + " bytes in " + activeNanos / 1_000_000
+				+ " ms, below " + minRate + " bytes per second after the grace");
 	}
 
 }

@@ -8,14 +8,12 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.timeout.ReadTimeoutHandler;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.Connection;
 import reactor.netty.ConnectionObserver;
@@ -160,9 +158,10 @@ public final class Upstreams {
 			}
 		}).doOnResponse((response, connection) -> {
 			if (bodyIdleMillis > 0) {
-				// Netty removes the handler when the connection goes back to the pool.
-				connection.addHandlerLast("gatewayLbBodyIdle",
-						new ReadTimeoutHandler(bodyIdleMillis, TimeUnit.MILLISECONDS));
+				// Netty removes the handler when the connection goes back to the pool. It
+				// counts only while the gateway reads: a slow client's stall is not the
+				// endpoint's.
+				connection.addHandlerLast(BodyIdleHandler.NAME, new BodyIdleHandler(bodyIdleMillis));
 			}
 			UpstreamCall call = UpstreamCall.of(response, connection.channel());
 			if (call != null) {

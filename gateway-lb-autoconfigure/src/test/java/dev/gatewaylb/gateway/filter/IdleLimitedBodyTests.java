@@ -42,10 +42,12 @@ class IdleLimitedBodyTests {
 
 	private final Reader reader = new Reader();
 
+	private long minRate;
+
 	private void subscribe(long initialDemand) {
 		this.reader.initialDemand = initialDemand;
-		new IdleLimitedBody(this.client.asFlux().doOnCancel(() -> this.clientCancelled.set(true)), IDLE, this.scheduler,
-				this.scheduler::nanos, this.idleCalls::incrementAndGet)
+		new IdleLimitedBody(this.client.asFlux().doOnCancel(() -> this.clientCancelled.set(true)), IDLE, this.minRate,
+				this.scheduler, this.scheduler::nanos, this.idleCalls::incrementAndGet)
 			.subscribe(this.reader);
 	}
 
@@ -128,6 +130,69 @@ class IdleLimitedBodyTests {
 
 		assertThat(this.reader.error).isSameAs(broken);
 		assertThat(this.scheduler.pending()).isZero();
+	}
+
+	@Test
+	void endsABodyBelowTheMinimumRateOnceTheGraceHasPassed() {
+		this.minRate = 1024;
+		subscribe(Long.MAX_VALUE);
+		// 10 bytes every 500 ms: never idle for the limit, far below 1 KB a second.
+		for (int i = 0; i < 2; i++) {
+			this.scheduler.advance(500 * MS);
+			chunk();
+		}
+		assertThat(this.reader.error).as("within the grace").isNull();
+		// The rate is looked at once a second: the body ends by 2 s, a second past
+		// the grace.
+		for (int i = 0; i < 2 && this.reader.error == null; i++) {
+			this.scheduler.advance(500 * MS);
+			if (this.reader.error == null) {
+				chunk();
+			}
+		}
+		assertThat(this.reader.error).isInstanceOf(RequestBodyIdleException.class)
+			.hasMessageContaining("below 1024 bytes per second");
+		assertThat(this.clientCancelled).isTrue();
+		assertThat(this.idleCalls).hasValue(1);
+		assertThat(this.scheduler.pending()).as("timers left").isZero();
+	}
+
+	@Test
+	void keepsABodyThatAveragesTheMinimumRate() {
+		this.minRate = 10;
+		subscribe(Long.MAX_VALUE);
+		// 20 bytes a second for 30 s.
+		for (int i = 0; i < 60; i++) {
+			this.scheduler.advance(500 * MS);
+			chunk();
+		}
+		assertThat(this.reader.error).isNull();
+		assertThat(this.reader.chunks).isEqualTo(60);
+	}
+
+	@Test
+	void withoutAMinimumRateATrickleOnlyHasToBeatTheIdleLimit() {
+		subscribe(Long.MAX_VALUE);
+		for (int i = 0; i < 60; i++) {
+			this.scheduler.advance(900 * MS);
+			chunk();
+		}
+		assertThat(this.reader.error).isNull();
+	}
+
+	@Test
+	void doesNotCountTimeTheReaderAsksForNothingAgainstTheRate() {
+		this.minRate = 1024;
+		subscribe(1);
+		chunk();
+		// The upstream takes its time with the chunk for 10 s: 10 KB at the rate, had it
+		// counted.
+		this.scheduler.advance(10 * IDLE);
+		assertThat(this.reader.error).isNull();
+		this.reader.request(1);
+		this.scheduler.advance(500 * MS);
+		chunk();
+		assertThat(this.reader.error).isNull();
 	}
 
 	private void chunk() {
