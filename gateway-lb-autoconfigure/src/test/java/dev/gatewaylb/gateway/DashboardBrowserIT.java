@@ -5,12 +5,21 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutAction;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.JsonNode;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -27,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and curl still get JSON.
  */
 @ExtendWith(HeadlessChromium.Required.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class DashboardBrowserIT extends GatewayIntegrationTest {
 
@@ -58,12 +68,16 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 	@LocalServerPort
 	int port;
 
+	@Autowired
+	SplitRollouts rollouts;
+
 	@AfterAll
 	static void stopBackends() {
 		List.of(catalog, stable, canary).forEach((backends) -> backends.forEach(TestBackend::close));
 	}
 
 	@Test
+	@Order(1)
 	void aBrowserSeesTheLiveDashboardRenderedFromTheEndpoint() throws Exception {
 		String drained = "127.0.0.1:" + catalog.get(2).port();
 		assertThat(this.client
@@ -104,6 +118,52 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 		finally {
 			this.client.send("POST", "/actuator/gatewaylb/catalog",
 					"{\"endpoint\":\"" + drained + "\",\"drain\":false}");
+		}
+	}
+
+	/**
+	 * After the other test: it rolls the split's rollout back.
+	 */
+	@Test
+	@Order(2)
+	void hostileStringsFromTheFleetRenderAsTextAndNoScriptRuns() throws Exception {
+		// A peer's decision from the bus carries its origin and reason as text; a broker
+		// anyone can publish to may carry markup. Followed here as the bus consumer
+		// would follow it.
+		String reason = "<img src=x onerror=\"window.__pwned='reason'\"><b>bold</b>";
+		String origin = "<script>window.__pwned='origin'</script>";
+		RolloutTrack track = this.rollouts.track("shop");
+		this.rollouts.follow("shop", track.plan().fingerprint(), RolloutAction.ROLL_BACK, reason, origin, true);
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> this.rollouts.track("shop").status().state() == Rollout.State.ROLLED_BACK);
+		try (HeadlessChromium browser = HeadlessChromium.launch()) {
+			browser.navigate("http://127.0.0.1:" + this.port + "/actuator/gatewaylb");
+			browser.await("document.querySelector('section.split[data-split=\"shop\"] .rollout-reason') !== null",
+					Duration.ofSeconds(20));
+			String shown = text(browser, "section.split[data-split=\"shop\"] .rollout-reason");
+			assertThat(shown).as("the reason, as text").contains(reason).contains(origin);
+			assertThat(browser
+				.evaluate("document.querySelectorAll('.rollout-reason *, ol.verdicts .detail *, img')" + ".length")
+				.asInt()).as("elements made of the markup").isZero();
+			assertThat(browser.evaluate("document.scripts.length").asInt()).as("the page's own script only").isOne();
+			assertThat(browser.evaluate("typeof window.__pwned").asString()).isEqualTo("undefined");
+			// The policy holds in the page: no string reaches an HTML sink (Trusted Types
+			// with no policy), and a style attribute is not applied, while the page's own
+			// styles, set through the CSSOM, are.
+			assertThat(browser
+				.evaluate("(() => { try { document.body.insertAdjacentHTML('beforeend', '<i>x</i>');"
+						+ " return 'inserted'; } catch (e) { return e.name; } })()")
+				.asString()).isEqualTo("TypeError");
+			assertThat(browser
+				.evaluate("(() => { const probe = document.createElement('div');"
+						+ " probe.setAttribute('style', 'width: 123px'); document.body.append(probe);"
+						+ " const width = getComputedStyle(probe).width; probe.remove(); return width; })()")
+				.asString()).isNotEqualTo("123px");
+			assertThat(
+					browser.evaluate("getComputedStyle(document.querySelector('.swatch')).backgroundColor").asString())
+				.as("a swatch's colour, set through the CSSOM")
+				.isNotEqualTo("rgba(0, 0, 0, 0)");
 		}
 	}
 
