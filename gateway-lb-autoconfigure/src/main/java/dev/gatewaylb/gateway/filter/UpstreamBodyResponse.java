@@ -11,10 +11,12 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.NettyOutbound;
 import reactor.netty.channel.AbortedException;
@@ -53,22 +55,31 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 	private final ExchangeLease lease;
 
+	/**
+	 * Where write-idle timers run: shared, and asked only for a writer that ran out of
+	 * demand.
+	 */
+	private final Scheduler timers;
+
 	UpstreamBodyResponse(ServerHttpResponse delegate, ExchangeLease lease) {
+		this(delegate, lease, Schedulers.parallel());
+	}
+
+	UpstreamBodyResponse(ServerHttpResponse delegate, ExchangeLease lease, Scheduler timers) {
 		super(delegate);
 		this.lease = lease;
+		this.timers = timers;
 	}
 
 	@Override
 	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-		return super.writeWith(
-				new Body<DataBuffer>(Flux.from(body), this.lease, getHeaders().getContentLength(), this::closeClient));
+		return super.writeWith(new Body<DataBuffer>(Flux.from(body), this, getHeaders().getContentLength()));
 	}
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
 		// A stream of flushed chunks: its end is the outer publisher's completion.
-		return super.writeAndFlushWith(
-				new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this.lease, -1, this::closeClient));
+		return super.writeAndFlushWith(new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this, -1));
 	}
 
 	/**
@@ -101,18 +112,19 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private final long contentLength;
 
-		private final BooleanSupplier closeClient;
+		private final UpstreamBodyResponse response;
 
-		Body(Flux<? extends T> source, ExchangeLease lease, long contentLength, BooleanSupplier closeClient) {
+		Body(Flux<? extends T> source, UpstreamBodyResponse response, long contentLength) {
 			super(source);
-			this.lease = lease;
+			this.lease = response.lease;
 			this.contentLength = contentLength;
-			this.closeClient = closeClient;
+			this.response = response;
 		}
 
 		@Override
 		public void subscribe(CoreSubscriber<? super T> actual) {
-			this.source.subscribe(new Watcher<>(actual, this.lease, this.contentLength, this.closeClient));
+			this.source.subscribe(new Watcher<>(actual, this.lease, this.contentLength, this.response::closeClient,
+					this.response.timers));
 		}
 
 	}
@@ -123,15 +135,20 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 	 * Signals arrive one at a time (Reactive Streams' rule), so the byte count needs no
 	 * synchronization.
 	 * <p>
-	 * The write-idle timer is armed only when the writer's demand runs out: Reactor
-	 * Netty's writer asks for 128 chunks and asks again as their writes complete, so a
-	 * client that keeps reading never exhausts it and costs one uncontended
+	 * The write-idle timer is armed only when the writer's demand runs out after the
+	 * writer itself has asked: Spring's write barrier first asks for one chunk alone (to
+	 * see the body's first signal before it commits the headers), and Reactor Netty's
+	 * writer then asks for 128 and asks again as their writes complete. So the common
+	 * answer, whose first chunk uses up the barrier's one, arms nothing, and a client
+	 * that keeps reading never exhausts the writer's demand: one uncontended
 	 * compare-and-set per chunk, no timer. Demand that runs out stamps the time and arms
 	 * one timer (unless one is armed); the timer, on a shared scheduler, ends the body if
 	 * the demand is still out and has been for the limit, sleeps for what is left of it,
-	 * or disarms when demand came back (arming again if it ran out meanwhile). The state
-	 * word's compare-and-set makes the end happen once, and never while a signal of the
-	 * body's own is on its way: the body has then completed or failed first.
+	 * or disarms when demand came back (arming again if it ran out meanwhile); the body's
+	 * end disposes of it, so that a timer never keeps a finished exchange in memory for
+	 * the limit. The state word's compare-and-set makes the end happen once, and never
+	 * while a signal of the body's own is on its way: the body has then completed or
+	 * failed first.
 	 */
 	private static final class Watcher<T> implements CoreSubscriber<T>, Subscription, Runnable {
 
@@ -181,16 +198,29 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private volatile int armed;
 
+		/**
+		 * Whether demand beyond the write barrier's first one was asked for: only then
+		 * can running out of it mean a client that does not read.
+		 */
+		private volatile boolean prefetched;
+
+		private volatile boolean askedBefore;
+
+		private volatile @Nullable Disposable timer;
+
 		private volatile int done;
 
 		private final BooleanSupplier closeClient;
 
-		Watcher(CoreSubscriber<? super T> actual, ExchangeLease lease, long contentLength,
-				BooleanSupplier closeClient) {
+		private final Scheduler timers;
+
+		Watcher(CoreSubscriber<? super T> actual, ExchangeLease lease, long contentLength, BooleanSupplier closeClient,
+				Scheduler timers) {
 			this.actual = actual;
 			this.lease = lease;
 			this.remaining = contentLength;
 			this.closeClient = closeClient;
+			this.timers = timers;
 			this.attempt = lease.current();
 			this.writeIdleNanos = (this.attempt != null)
 					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
@@ -215,7 +245,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 					ended();
 				}
 			}
-			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0) {
+			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0 && this.prefetched) {
 				// The writer has all it asked for: from now on it waits for the client.
 				this.exhaustedNanos = this.attempt.runtime().nanoTime();
 				arm(this.writeIdleNanos);
@@ -225,6 +255,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onError(Throwable error) {
+			disarm();
 			if (!end()) {
 				// The upstream connection, let go by the limit, failing the body.
 				return;
@@ -238,6 +269,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onComplete() {
+			disarm();
 			if (!end()) {
 				return;
 			}
@@ -248,6 +280,13 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		@Override
 		public void request(long n) {
 			if (this.writeIdleNanos > 0 && Operators.validate(n)) {
+				// A first request of one is the write barrier's; any other is the
+				// writer's. A benign race, between the barrier's request and the
+				// writer's first: at worst a timer armed that was not needed.
+				if (n > 1 || this.askedBefore) {
+					this.prefetched = true;
+				}
+				this.askedBefore = true;
 				Operators.addCap(REQUESTED, this, n);
 			}
 			Subscription upstream = this.upstream;
@@ -259,6 +298,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		@Override
 		public void cancel() {
 			DONE.compareAndSet(this, OPEN, ENDED);
+			disarm();
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.cancel();
@@ -329,10 +369,27 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private void schedule(long delayNanos) {
 			try {
-				Schedulers.parallel().schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+				this.timer = this.timers.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
 			}
 			catch (RejectedExecutionException ex) {
 				// The scheduler is shutting down with the application: no limit then.
+				return;
+			}
+			if (this.done != OPEN) {
+				// Ended while arming: the end may have missed this timer.
+				disarm();
+			}
+		}
+
+		/**
+		 * Disposes of an armed timer: nothing to do unless the writer's demand ran out.
+		 */
+		private void disarm() {
+			if (this.armed != 0) {
+				Disposable current = this.timer;
+				if (current != null) {
+					current.dispose();
+				}
 			}
 		}
 

@@ -76,6 +76,64 @@ class UpstreamBodyResponseTests {
 		assertThat(this.service.snapshot.state(0).consecutiveFailures()).isEqualTo(1);
 	}
 
+	@Test
+	void aClientThatReadsArmsNoWriteIdleTimer() {
+		IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+		// One chunk: the write barrier's one request uses it up, which is not the
+		// writer running out.
+		new UpstreamBodyResponse(new MockServerHttpResponse(), this.lease, timers).writeWith(chunks("abcd")).block();
+		// Many: the writer's demand never runs out.
+		new UpstreamBodyResponse(new MockServerHttpResponse(), this.lease, timers)
+			.writeWith(chunks("a", "b", "c", "d", "e", "f"))
+			.block();
+		assertThat(timers.scheduled()).as("timers armed").isZero();
+	}
+
+	@Test
+	void aWriterThatRunsOutOfDemandArmsOneTimerAndTheEndDisposesOfIt() {
+		IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+		StalledWriter writer = new StalledWriter();
+		ServerHttpResponse stalled = new ServerHttpResponseDecorator(new MockServerHttpResponse()) {
+
+			@Override
+			public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+				body.subscribe(writer);
+				return Mono.never();
+			}
+
+		};
+		new UpstreamBodyResponse(stalled, this.lease, timers).writeWith(chunks("a", "b", "c", "d", "e", "f"))
+			.subscribe();
+		assertThat(writer.received).as("the barrier's one and the writer's two").isEqualTo(3);
+		assertThat(timers.scheduled()).isOne();
+		assertThat(timers.pending()).isOne();
+		writer.dispose();
+		assertThat(timers.pending()).as("timers left once the writer gave up").isZero();
+	}
+
+	/**
+	 * A writer that asks for one chunk, as Spring's write barrier does, then for two, and
+	 * then for nothing: a client that stopped reading.
+	 */
+	static final class StalledWriter extends reactor.core.publisher.BaseSubscriber<DataBuffer> {
+
+		int received;
+
+		@Override
+		protected void hookOnSubscribe(org.reactivestreams.Subscription subscription) {
+			request(1);
+		}
+
+		@Override
+		protected void hookOnNext(DataBuffer chunk) {
+			this.received++;
+			if (this.received == 1) {
+				request(2);
+			}
+		}
+
+	}
+
 	private ServerHttpResponse watched(MockServerHttpResponse delegate) {
 		return new ServerHttpResponseDecorator(delegate) {
 
