@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.gatewaylb.actuate.GatewayLbHealthIndicator;
+import dev.gatewaylb.config.DnsProperties;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
@@ -27,11 +28,13 @@ import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.GatewayTls;
+import dev.gatewaylb.gateway.upstream.UpstreamResolver;
 import dev.gatewaylb.gateway.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.SplitRollouts;
 import dev.gatewaylb.split.AffinityCookie;
+import io.netty.resolver.dns.DnsAddressResolverGroup;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 
@@ -160,7 +163,8 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
 				ObjectProvider<HttpClientSslConfigurer> sslConfigurer, ObjectProvider<SslBundles> sslBundles,
-				ObjectProvider<HttpClientCustomizer> customizers, ScheduledControlThread control) {
+				ObjectProvider<HttpClientCustomizer> customizers, ScheduledControlThread control,
+				DnsAddressResolverGroup gatewayLbResolver) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
 			SslBundles bundles = sslBundles.getIfAvailable();
@@ -192,7 +196,17 @@ public final class GatewayLbAutoConfiguration {
 				catch (Exception ex) {
 					throw new IllegalStateException("Cannot build an upstream HTTP client", ex);
 				}
-			}, tls, control);
+			}, tls, control, gatewayLbResolver);
+		}
+
+		/**
+		 * The resolver of every upstream, from {@code gateway.lb.dns} at start-up; closed
+		 * with the application.
+		 */
+		@Bean(destroyMethod = "close")
+		DnsAddressResolverGroup gatewayLbResolver(LiveSettings settings) {
+			DnsProperties dns = settings.properties().dns();
+			return UpstreamResolver.create(dns.minTtl(), dns.maxTtl(), dns.negativeTtl(), dns.serverAddresses());
 		}
 
 	}

@@ -27,12 +27,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * https marks the affinity cookie Secure.
  * @param fleet The fleet channel over Spring Cloud Bus: the fleet's name, its signing
  * secret, what this replica follows. Taken at start-up.
+ * @param dns How hostname endpoints are resolved: the cache's TTL bounds and the DNS
+ * servers, shared by every service. Taken at start-up.
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @Nullable ServiceProperties defaults,
 		@Nullable Map<String, ServiceProperties> services, @Nullable Map<String, SplitProperties> splits,
-		@Nullable List<Cidr> trustedProxies, @NestedConfigurationProperty @Nullable FleetProperties fleet) {
+		@Nullable List<Cidr> trustedProxies, @NestedConfigurationProperty @Nullable FleetProperties fleet,
+		@NestedConfigurationProperty @Nullable DnsProperties dns) {
 
 	public GatewayLbProperties {
 		defaults = (defaults != null) ? defaults : ServiceProperties.NONE;
@@ -40,6 +43,7 @@ public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		splits = (splits != null) ? Map.copyOf(splits) : Map.of();
 		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
 		fleet = (fleet != null) ? fleet : FleetProperties.NONE;
+		dns = (dns != null) ? dns : DnsProperties.NONE;
 	}
 
 	@Override

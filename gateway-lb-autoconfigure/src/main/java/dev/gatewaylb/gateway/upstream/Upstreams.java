@@ -14,6 +14,7 @@ import java.util.function.Function;
 import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.resolver.AddressResolverGroup;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.Connection;
 import reactor.netty.ConnectionObserver;
@@ -60,6 +61,11 @@ public final class Upstreams {
 	private final Executor listenerThread;
 
 	/**
+	 * The one resolver of every upstream, or {@code null} for Reactor Netty's default.
+	 */
+	private final @Nullable AddressResolverGroup<?> resolver;
+
+	/**
 	 * How many upstreams each service has had, so that a rebuilt provider gets a name of
 	 * its own: its pools' meters must not collide with those of the provider it replaces
 	 * while both are open.
@@ -76,9 +82,25 @@ public final class Upstreams {
 	 * one event at a time in order: the control thread, never an event loop
 	 */
 	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, Executor listenerThread) {
+		this(gatewayClient, tls, listenerThread, null);
+	}
+
+	/**
+	 * Creates the factory with the resolver every upstream shares.
+	 * @param gatewayClient builds an HTTP client configured like the gateway's own on a
+	 * given connection provider
+	 * @param tls makes a service's client speak TLS with the service's trust roots and
+	 * protocols
+	 * @param listenerThread where the listeners are told of pools opening and closing
+	 * @param resolver resolves hostname endpoints ({@link UpstreamResolver}), or
+	 * {@code null} for Reactor Netty's default
+	 */
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, Executor listenerThread,
+			@Nullable AddressResolverGroup<?> resolver) {
 		this.gatewayClient = gatewayClient;
 		this.tls = tls;
 		this.listenerThread = listenerThread;
+		this.resolver = resolver;
 	}
 
 	/**
@@ -108,22 +130,27 @@ public final class Upstreams {
 			.maxIdleTime(settings.maxIdleTime())
 			.metrics(true, () -> new Registrar(serviceId, pools))
 			.build();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls), settings);
+		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver),
+				settings);
 		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
 			.maxConnections(PROBE_CONNECTIONS)
 			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
 			.maxIdleTime(settings.maxIdleTime())
 			.build();
-		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls);
+		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver);
 		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools);
 	}
 
 	/**
-	 * The connect timeout, h2 and the TLS trust of the service.
+	 * The connect timeout, h2, the TLS trust of the service and the shared resolver.
 	 */
-	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls) {
+	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls,
+			@Nullable AddressResolverGroup<?> resolver) {
 		HttpClient configured = client.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
 				(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()));
+		if (resolver != null) {
+			configured = configured.resolver(resolver);
+		}
 		if (settings.http2()) {
 			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);
 		}
