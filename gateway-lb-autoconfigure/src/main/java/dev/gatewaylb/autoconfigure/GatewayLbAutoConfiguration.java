@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.gatewaylb.actuate.GatewayLbHealthIndicator;
-import dev.gatewaylb.config.DnsProperties;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
@@ -23,6 +22,7 @@ import dev.gatewaylb.gateway.runtime.ServiceBalancer;
 import dev.gatewaylb.gateway.runtime.ServiceBalancerConfiguration;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.settings.DnsSettings;
 import dev.gatewaylb.gateway.settings.GatewayLbRefresher;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
@@ -205,8 +205,8 @@ public final class GatewayLbAutoConfiguration {
 		 */
 		@Bean(destroyMethod = "close")
 		DnsAddressResolverGroup gatewayLbResolver(LiveSettings settings) {
-			DnsProperties dns = settings.properties().dns();
-			return UpstreamResolver.create(dns.minTtl(), dns.maxTtl(), dns.negativeTtl(), dns.serverAddresses());
+			DnsSettings dns = settings.get().dns();
+			return UpstreamResolver.create(dns.minTtl(), dns.maxTtl(), dns.negativeTtl(), dns.servers());
 		}
 
 	}

@@ -35,15 +35,18 @@ public final class GatewayLbSettings {
 
 	private final FleetSettings fleet;
 
+	private final DnsSettings dns;
+
 	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services,
 			Map<String, SplitSettings> splits, List<Cidr> trustedProxies, GatewayLbProperties properties,
-			FleetSettings fleet) {
+			FleetSettings fleet, DnsSettings dns) {
 		this.defaults = Objects.requireNonNull(defaults, "defaults");
 		this.services = Map.copyOf(services);
 		this.splits = Map.copyOf(splits);
 		this.trustedProxies = List.copyOf(trustedProxies);
 		this.properties = Objects.requireNonNull(properties, "properties");
 		this.fleet = Objects.requireNonNull(fleet, "fleet");
+		this.dns = Objects.requireNonNull(dns, "dns");
 	}
 
 	/**
@@ -155,6 +158,15 @@ public final class GatewayLbSettings {
 	 */
 	public FleetSettings fleet() {
 		return this.fleet;
+	}
+
+	/**
+	 * Returns how hostname endpoints are resolved; the upstreams' resolver takes them at
+	 * start-up.
+	 * @return the settings
+	 */
+	public DnsSettings dns() {
+		return this.dns;
 	}
 
 }
