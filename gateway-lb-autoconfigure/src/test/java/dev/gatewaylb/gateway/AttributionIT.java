@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.discovery.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -172,12 +170,6 @@ class AttributionIT extends GatewayIntegrationTest {
 		flaky.status(204);
 		assertThat(this.client.getNow("/bodiless/").status()).isEqualTo(204);
 		await().atMost(Duration.ofSeconds(5)).until(() -> state("bodiless").consecutiveFailures() == 0);
-	}
-
-	private EndpointState state(String service) {
-		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
-		assertThat(snapshot).isNotNull();
-		return snapshot.state(0);
 	}
 
 }

@@ -58,6 +58,16 @@ abstract class GatewayIntegrationTest {
 	}
 
 	/**
+	 * Returns the state of the first endpoint of a service: the one of a one-endpoint
+	 * service.
+	 */
+	EndpointState state(String service) {
+		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
+		assertThat(snapshot).isNotNull();
+		return snapshot.state(0);
+	}
+
+	/**
 	 * Returns the state of a service's endpoint by its {@code host:port}.
 	 */
 	EndpointState state(String service, String address) {

@@ -18,8 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.discovery.Member;
 import io.netty.buffer.ByteBuf;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -203,12 +201,6 @@ class RequestBodyIdleIT extends GatewayIntegrationTest {
 			client.end();
 			return client.read();
 		}
-	}
-
-	private EndpointState state(String service) {
-		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
-		assertThat(snapshot).isNotNull();
-		return snapshot.state(0);
 	}
 
 	/**

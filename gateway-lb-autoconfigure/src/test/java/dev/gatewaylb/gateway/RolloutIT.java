@@ -1,6 +1,7 @@
 package dev.gatewaylb.gateway;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -415,22 +416,16 @@ class RolloutIT extends GatewayIntegrationTest {
 		// 500, sent as fast as two lanes go.
 		Split layout = Split.of("pin", List.of(new Split.Target("pin-stable", 100), new Split.Target("pin-canary", 0)))
 			.withShare(1, 50);
-		List<String> canaryClients = clientsOf(layout, "pin-canary", 21);
-		String pinned = canaryClients.remove(0);
-		List<String> others = new java.util.ArrayList<>(canaryClients);
+		List<String> others = new ArrayList<>(clientsOf(layout, "pin-canary", 21));
+		String pinned = others.remove(0);
 		others.addAll(clientsOf(layout, "pin-stable", 10));
 		refresh(Map.of("gateway.lb.splits.pin.rollout.target", "pin-canary", "gateway.lb.splits.pin.rollout.steps",
 				"50,100", "gateway.lb.splits.pin.rollout.interval", "2s", "gateway.lb.splits.pin.rollout.min-requests",
 				20, "gateway.lb.splits.pin.rollout.max-error-rate-increase", 0.1,
 				"gateway.lb.splits.pin.rollout.max-latency-ratio", 1000));
-		try (ClientLoad attacker = new ClientLoad(this.client, "/pin/?status=500", 2, () -> 0,
-				(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + pinned));
-				ClientLoad load = new ClientLoad(this.client, "/pin/", 4, () -> 0,
-						(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + others.get((int) (number % others.size()))))) {
-			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-				Rollout.Status status = status("pin");
-				return status != null && status.state() != Rollout.State.PROGRESSING;
-			});
+		try (ClientLoad attacker = withCookies(this.client, "/pin/?status=500", 2, List.of(pinned));
+				ClientLoad load = withCookies(this.client, "/pin/", 4, others)) {
+			awaitJudged("pin");
 			assertThat(attacker.failures()).as("the pinned client's 500s").isGreaterThan(100);
 		}
 		assertThat(status("pin").state()).isEqualTo(Rollout.State.PROMOTED);
@@ -453,23 +448,17 @@ class RolloutIT extends GatewayIntegrationTest {
 		Split layout = Split
 			.of("flood", List.of(new Split.Target("flood-stable", 100), new Split.Target("flood-canary", 0)))
 			.withShare(1, 50);
-		List<String> canaryClients = clientsOf(layout, "flood-canary", 21);
-		String flooder = canaryClients.remove(0);
-		List<String> others = new java.util.ArrayList<>(canaryClients);
+		List<String> others = new ArrayList<>(clientsOf(layout, "flood-canary", 21));
+		String flooder = others.remove(0);
 		others.addAll(clientsOf(layout, "flood-stable", 10));
 		refresh(Map.of("gateway.lb.splits.flood.rollout.target", "flood-canary",
 				"gateway.lb.splits.flood.rollout.steps", "50,100", "gateway.lb.splits.flood.rollout.interval", "2s",
 				"gateway.lb.splits.flood.rollout.min-requests", 20,
 				"gateway.lb.splits.flood.rollout.max-error-rate-increase", 0.05,
 				"gateway.lb.splits.flood.rollout.max-latency-ratio", 1000));
-		try (ClientLoad flood = new ClientLoad(this.client, "/flood/?status=200", 6, () -> 0,
-				(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + flooder));
-				ClientLoad load = new ClientLoad(this.client, "/flood/", 2, () -> 0,
-						(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + others.get((int) (number % others.size()))))) {
-			Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-				Rollout.Status status = status("flood");
-				return status != null && status.state() != Rollout.State.PROGRESSING;
-			});
+		try (ClientLoad flood = withCookies(this.client, "/flood/?status=200", 6, List.of(flooder));
+				ClientLoad load = withCookies(this.client, "/flood/", 2, others)) {
+			awaitJudged("flood");
 			// Twice the others' and more: counted in full, the canary's error rate would
 			// be a third of their 10% at most, under max-error-rate-increase.
 			assertThat(flood.served()).as("the flood").isGreaterThan(2 * load.served());
@@ -482,11 +471,29 @@ class RolloutIT extends GatewayIntegrationTest {
 	}
 
 	/**
+	 * Returns lanes of clients that send the affinity values in turn.
+	 */
+	private static ClientLoad withCookies(GatewayClient client, String path, int lanes, List<String> values) {
+		return new ClientLoad(client, path, lanes, () -> 0,
+				(number) -> Map.of("Cookie", "GWLB_AFFINITY=" + values.get((int) (number % values.size()))));
+	}
+
+	/**
+	 * Waits until a split's rollout is promoted or rolled back.
+	 */
+	private void awaitJudged(String split) {
+		Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+			Rollout.Status status = status(split);
+			return status != null && status.state() != Rollout.State.PROGRESSING;
+		});
+	}
+
+	/**
 	 * Returns {@code count} affinity values the layout puts on {@code service}, from the
 	 * seeded list: the same every run.
 	 */
 	private static List<String> clientsOf(Split layout, String service, int count) {
-		List<String> chosen = new java.util.ArrayList<>();
+		List<String> chosen = new ArrayList<>();
 		for (String value : SplitIT.seededAffinityValues(10 * count + 100)) {
 			if (chosen.size() < count && layout.targets().get(layout.pick(value)).service().equals(service)) {
 				chosen.add(value);

@@ -16,10 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.RequestBodyIdleIT.RawClient;
 import dev.gatewaylb.gateway.RequestBodyIdleIT.RawResponse;
-import dev.gatewaylb.gateway.discovery.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -181,12 +179,6 @@ class SlowClientsIT extends GatewayIntegrationTest {
 		EndpointState state = state("upload");
 		assertThat(state.consecutiveFailures()).isZero();
 		assertThat(state.ejections()).isZero();
-	}
-
-	private EndpointState state(String service) {
-		Snapshot<Member> snapshot = this.runtimes.snapshot(service);
-		assertThat(snapshot).isNotNull();
-		return snapshot.state(0);
 	}
 
 	/**
