@@ -4,6 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
@@ -11,6 +13,7 @@ import dev.gatewaylb.rollout.RolloutTrack;
 import dev.gatewaylb.rollout.SplitRollouts;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -21,9 +24,19 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.ReactiveSecurityContextHolder;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.server.WebFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,11 +45,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code /actuator/gatewaylb} on a gateway under traffic, and the test reads the DOM the
  * page's script rendered (a service, its endpoints, numbers that change between two
  * renders, the share chart, a split's rollout), then keeps a screenshot in
- * {@code target/dashboard.png} (the one docs/operations.md shows is a copy). JSON clients
- * and curl still get JSON.
+ * {@code target/dashboard.png} (the one docs/operations.md shows is a copy). Markup in
+ * what the page shows (a peer's reason and origin from the bus, a rejected refresh's
+ * value, which a signed-in reader is told) is drawn as text, no script runs, and the
+ * page's policy holds in the browser. JSON clients and curl still get JSON.
  */
 @ExtendWith(HeadlessChromium.Required.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Import(DashboardBrowserIT.SignedInReaders.class)
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class DashboardBrowserIT extends GatewayIntegrationTest {
 
@@ -70,6 +86,26 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 
 	@Autowired
 	SplitRollouts rollouts;
+
+	@Autowired
+	ConfigurableApplicationContext context;
+
+	/**
+	 * Every reader of this context is signed in, as an operator behind Spring Security
+	 * would be: the endpoint then tells why a refresh was rejected, and the dashboard
+	 * shows it.
+	 */
+	@TestConfiguration
+	static class SignedInReaders {
+
+		@Bean
+		WebFilter signedIn() {
+			Authentication operator = UsernamePasswordAuthenticationToken.authenticated("operator", null, List.of());
+			return (exchange, chain) -> chain.filter(exchange)
+				.contextWrite(ReactiveSecurityContextHolder.withAuthentication(operator));
+		}
+
+	}
 
 	@AfterAll
 	static void stopBackends() {
@@ -137,12 +173,24 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(5))
 			.until(() -> this.rollouts.track("shop").status().state() == Rollout.State.ROLLED_BACK);
+		// A refresh rejected for a value that is markup: its message names the value, and
+		// the endpoint tells it to this context's readers, who are signed in.
+		String value = "<img src=y onerror=\"window.__pwned='refresh'\">";
+		Map<String, Object> rejected = Map.of("gateway.lb.trusted-proxies", value);
+		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("rejected", rejected));
+		this.context.publishEvent(new EnvironmentChangeEvent(this.context, rejected.keySet()));
+		Awaitility.await()
+			.atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(this.client.getNow("/actuator/gatewaylb").body()).contains("lastError")
+				.contains("__pwned='refresh'"));
 		try (HeadlessChromium browser = HeadlessChromium.launch()) {
 			browser.navigate("http://127.0.0.1:" + this.port + "/actuator/gatewaylb");
 			browser.await("document.querySelector('section.split[data-split=\"shop\"] .rollout-reason') !== null",
 					Duration.ofSeconds(20));
 			String shown = text(browser, "section.split[data-split=\"shop\"] .rollout-reason");
 			assertThat(shown).as("the reason, as text").contains(reason).contains(origin);
+			browser.await("!document.getElementById('last-error').hidden", Duration.ofSeconds(10));
+			assertThat(text(browser, "#last-error")).as("the rejected refresh, as text").contains(value);
 			assertThat(browser
 				.evaluate("document.querySelectorAll('.rollout-reason *, ol.verdicts .detail *, img')" + ".length")
 				.asInt()).as("elements made of the markup").isZero();
@@ -164,6 +212,13 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 					browser.evaluate("getComputedStyle(document.querySelector('.swatch')).backgroundColor").asString())
 				.as("a swatch's colour, set through the CSSOM")
 				.isNotEqualTo("rgba(0, 0, 0, 0)");
+		}
+	}
+
+	@AfterEach
+	void forgetTheRejectedRefresh() {
+		if (this.context.getEnvironment().getPropertySources().remove("rejected") != null) {
+			this.context.publishEvent(new EnvironmentChangeEvent(this.context, Set.of("gateway.lb.trusted-proxies")));
 		}
 	}
 
