@@ -68,9 +68,10 @@ final class SplitRouting {
 		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
 		List<Cidr> trustedProxies = owner.settings().trustedProxies();
-		String presented = (split.sticky() != null) ? presentedAffinityValue(request, split.sticky()) : null;
-		String affinityValue = (split.sticky() != null)
-				? affinityValue(exchange, split.sticky(), trustedProxies, presented) : null;
+		SplitSettings.StickyCookie sticky = split.sticky();
+		String presented = (sticky != null) ? presentedAffinityValue(request, sticky) : null;
+		String affinityValue = (presented != null) ? presented
+				: (sticky != null) ? mintAffinityValue(exchange, sticky, trustedProxies) : null;
 		// The step's layout index is one volatile read; the layouts themselves are
 		// immutable and were built with the settings, so no lock and no build here. A
 		// split without a rollout has one layout, the split itself.
@@ -130,13 +131,10 @@ final class SplitRouting {
 	}
 
 	/**
-	 * Returns the request's well-formed affinity value, or mints one and sets the cookie.
+	 * Mints an affinity value for a request that presented none and sets the cookie.
 	 */
-	private String affinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky,
-			List<Cidr> trustedProxies, @Nullable String presented) {
-		if (presented != null) {
-			return presented;
-		}
+	private String mintAffinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky,
+			List<Cidr> trustedProxies) {
 		String value = this.affinity.mint();
 		boolean secure = sticky.secure()
 				|| cameOverHttps(exchange.getRequest(), exchange.getRequest().getRemoteAddress(), trustedProxies);
