@@ -206,13 +206,16 @@ public class GatewayLbEndpoint {
 		BalancerSettings balancer = snapshot.settings();
 		List<EndpointReport> endpoints = new ArrayList<>();
 		long now = this.runtimes.nanoTime();
-		for (int i = 0; i < snapshot.size(); i++) {
-			endpoints.add(new EndpointReport(snapshot.endpoint(i).address(), snapshot.endpoint(i).weight(),
-					snapshot.effectiveWeight(i), snapshot.state(i).inFlight(), snapshot.state(i).picks(),
-					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
-					state(snapshot, i, now)));
-		}
 		Upstream upstream = runtime.upstreamOrNull();
+		for (int i = 0; i < snapshot.size(); i++) {
+			String address = snapshot.endpoint(i).address();
+			endpoints.add(new EndpointReport(address, snapshot.endpoint(i).weight(), snapshot.effectiveWeight(i),
+					snapshot.state(i).inFlight(), snapshot.state(i).picks(),
+					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
+					state(snapshot, i, now),
+					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
+					(upstream != null) ? upstream.addresses().connections(address) : Map.of()));
+		}
 		PoolReport pool;
 		if (upstream != null) {
 			Upstream.PoolCounts counts = upstream.counts();

@@ -91,9 +91,14 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param latencyEwmaMillis its peak-EWMA latency now, 0 before the first sample
 	 * @param state {@code healthy}, {@code draining}, {@code ejected} (passive health) or
 	 * {@code unhealthy} (active health)
+	 * @param resolvedAddresses the addresses its hostname resolved to last, or
+	 * {@code null} for an IP literal or a name not resolved yet
+	 * @param connections its open connections, counted by the address each is connected
+	 * to
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
-			double latencyEwmaMillis, String state) {
+			double latencyEwmaMillis, String state, @Nullable List<String> resolvedAddresses,
+			Map<String, Integer> connections) {
 	}
 
 	/**

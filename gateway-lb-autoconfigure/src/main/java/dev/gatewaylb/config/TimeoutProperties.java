@@ -9,9 +9,8 @@ import org.springframework.util.unit.DataSize;
 /**
  * The timeouts of a service's upstream requests; a key that is not set is {@code null}.
  *
- * @param connect Longest time to open a TCP connection to an endpoint (Netty's connect
- * timeout). Name resolution and the TLS handshake are not counted in it, but a failure of
- * either is a connect failure too.
+ * @param connect Longest time to open a connection to an endpoint: the whole dial, name
+ * resolution, every connect attempt and the TLS handshake.
  * @param response Longest time from sending a request until the response headers arrive;
  * past it the client gets 504. 0 means no limit.
  * @param bodyIdle Longest gap between two chunks of a response body; past it the response
@@ -27,10 +26,13 @@ import org.springframework.util.unit.DataSize;
  * once the grace of request-body-idle has passed (time the endpoint is not reading does
  * not count); slower: 408, charged to nobody. 0 turns it off, and so does a
  * request-body-idle of 0.
+ * @param happyEyeballs Delay between the connect attempts of one dial when a hostname
+ * resolves to several addresses (RFC 8305): the first that connects wins. 0 turns the
+ * race off (the addresses are tried one after another).
  */
 public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle,
-		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle,
-		@Nullable DataSize requestBodyMinRate) {
+		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle, @Nullable DataSize requestBodyMinRate,
+		@Nullable Duration happyEyeballs) {
 
 	public TimeoutProperties {
 		if (connect != null && (connect.isNegative() || connect.isZero())) {
@@ -53,6 +55,10 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 		if (requestBodyMinRate != null && requestBodyMinRate.isNegative()) {
 			throw new IllegalArgumentException(
 					"request-body-min-rate: " + requestBodyMinRate + " (expected: >= 0B, a size per second)");
+		}
+		if (happyEyeballs != null && happyEyeballs.isNegative()) {
+			throw new IllegalArgumentException(
+					"happy-eyeballs: " + Durations.format(happyEyeballs) + " (expected: >= 0s)");
 		}
 	}
 

@@ -2,31 +2,8 @@ package dev.gatewaylb.gateway;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.DatagramChannel;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.handler.codec.dns.DatagramDnsQuery;
-import io.netty.handler.codec.dns.DatagramDnsQueryDecoder;
-import io.netty.handler.codec.dns.DatagramDnsResponse;
-import io.netty.handler.codec.dns.DatagramDnsResponseEncoder;
-import io.netty.handler.codec.dns.DefaultDnsRawRecord;
-import io.netty.handler.codec.dns.DnsQuestion;
-import io.netty.handler.codec.dns.DnsRecordType;
-import io.netty.handler.codec.dns.DnsResponseCode;
-import io.netty.handler.codec.dns.DnsSection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -46,7 +23,8 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class DnsIT extends GatewayIntegrationTest {
 
-	static final DnsServer dns = new DnsServer();
+	static final TestDnsServer dns = new TestDnsServer(
+			Map.of("good.gwlb.test", List.of(TestDnsServer.ip("127.0.0.1"))));
 
 	static final TestBackend backend = TestBackend.start("named");
 
@@ -75,8 +53,7 @@ class DnsIT extends GatewayIntegrationTest {
 			assertThat(answer.status()).isEqualTo(200);
 			assertThat(answer.backend()).isEqualTo("named");
 		}
-		assertThat(dns.questions("good.gwlb.test")).as("questions about the name, of all %s", dns.questions)
-			.isPositive();
+		assertThat(dns.questions("good.gwlb.test")).as("questions about the name, of all %s", dns).isPositive();
 	}
 
 	@Test
@@ -84,7 +61,7 @@ class DnsIT extends GatewayIntegrationTest {
 		assertThat(this.client.getNow("/nowhere/").status()).isEqualTo(502);
 		long firstFailure = System.nanoTime();
 		int asked = dns.questions("nowhere.gwlb.test");
-		assertThat(asked).as("questions of the first resolution, of all %s", dns.questions).isPositive();
+		assertThat(asked).as("questions of the first resolution, of all %s", dns).isPositive();
 		for (int i = 0; i < 20; i++) {
 			assertThat(this.client.getNow("/nowhere/").status()).isEqualTo(502);
 		}
@@ -98,84 +75,6 @@ class DnsIT extends GatewayIntegrationTest {
 		});
 		assertThat((System.nanoTime() - firstFailure) / 1_000_000).as("ms until it was asked again")
 			.isGreaterThanOrEqualTo(1_000);
-	}
-
-	/**
-	 * A DNS server on a loopback UDP port: {@code good.gwlb.test} is 127.0.0.1 (no IPv6
-	 * address), every other name does not exist. Counts the questions by name, search
-	 * domains the resolver appends included.
-	 */
-	static final class DnsServer implements AutoCloseable {
-
-		private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-
-		private final Map<String, AtomicInteger> questions = new ConcurrentHashMap<>();
-
-		private final Channel channel;
-
-		DnsServer() {
-			this.channel = new Bootstrap().group(this.group)
-				.channel(NioDatagramChannel.class)
-				.handler(new ChannelInitializer<DatagramChannel>() {
-
-					@Override
-					protected void initChannel(DatagramChannel channel) {
-						channel.pipeline()
-							.addLast(new DatagramDnsQueryDecoder(), new DatagramDnsResponseEncoder(), new Answers());
-					}
-
-				})
-				.bind("127.0.0.1", 0)
-				.syncUninterruptibly()
-				.channel();
-		}
-
-		int port() {
-			return ((java.net.InetSocketAddress) this.channel.localAddress()).getPort();
-		}
-
-		/**
-		 * Returns the questions asked so far about {@code name}, with or without a search
-		 * domain after it.
-		 */
-		int questions(String name) {
-			return this.questions.entrySet()
-				.stream()
-				.filter((entry) -> entry.getKey().startsWith(name + "."))
-				.mapToInt((entry) -> entry.getValue().get())
-				.sum();
-		}
-
-		@Override
-		public void close() {
-			this.channel.close().syncUninterruptibly();
-			this.group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
-		}
-
-		private final class Answers extends SimpleChannelInboundHandler<DatagramDnsQuery> {
-
-			@Override
-			protected void channelRead0(ChannelHandlerContext ctx, DatagramDnsQuery query) {
-				DnsQuestion question = query.recordAt(DnsSection.QUESTION);
-				String name = question.name().toLowerCase(Locale.ROOT);
-				DnsServer.this.questions.computeIfAbsent(name, (key) -> new AtomicInteger()).incrementAndGet();
-				DatagramDnsResponse response = new DatagramDnsResponse(query.recipient(), query.sender(), query.id());
-				response.setRecursionAvailable(true);
-				response.addRecord(DnsSection.QUESTION, question);
-				if (name.equals("good.gwlb.test.")) {
-					if (question.type() == DnsRecordType.A) {
-						response.addRecord(DnsSection.ANSWER, new DefaultDnsRawRecord(question.name(), DnsRecordType.A,
-								60, Unpooled.wrappedBuffer(new byte[] { 127, 0, 0, 1 })));
-					}
-				}
-				else {
-					response.setCode(DnsResponseCode.NXDOMAIN);
-				}
-				ctx.writeAndFlush(response);
-			}
-
-		}
-
 	}
 
 }

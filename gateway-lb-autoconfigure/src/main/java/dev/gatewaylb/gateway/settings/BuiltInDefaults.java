@@ -38,7 +38,7 @@ final class BuiltInDefaults {
 			HashKey.CLIENT_IP.toString(), 0.0, new PeakEwmaProperties(Duration.ofSeconds(10)),
 			new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30)),
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60),
-					Duration.ofSeconds(60), DataSize.ofKilobytes(1)),
+					Duration.ofSeconds(60), DataSize.ofKilobytes(1), Duration.ofMillis(250)),
 			new TlsProperties(""), false,
 			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),

@@ -146,7 +146,8 @@ final class SettingsMapper {
 				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)),
 				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyIdle)), certificates,
 				layers.get(ServiceProperties::http2), layers.get(in(TIMEOUTS, TimeoutProperties::responseWriteIdle)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyMinRate)).toBytes());
+				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyMinRate)).toBytes(),
+				layers.get(in(TIMEOUTS, TimeoutProperties::happyEyeballs)));
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

@@ -21,7 +21,8 @@ import org.springframework.core.io.Resource;
  * @param maxPending most requests waiting for a connection per endpoint address
  * @param pendingTimeout longest wait for a connection
  * @param maxIdleTime how long an idle connection is kept
- * @param connectTimeout longest time to open a connection
+ * @param connectTimeout longest time to open a connection: resolution, every connect
+ * attempt and the TLS handshake
  * @param responseTimeout longest time until the response headers, zero for none
  * @param bodyIdleTimeout longest gap between body chunks, zero for none
  * @param requestBodyIdleTimeout longest gap between two reads of the client's request
@@ -32,11 +33,13 @@ import org.springframework.core.io.Resource;
  * answer, zero for none
  * @param requestBodyMinRate slowest average rate of the client's request body after the
  * grace of {@code requestBodyIdleTimeout}, in bytes per second, 0 for none
+ * @param happyEyeballs delay between the connect attempts of one dial to a hostname with
+ * several addresses, zero for one after another
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
-		long requestBodyMinRate) {
+		long requestBodyMinRate, Duration happyEyeballs) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -51,10 +54,10 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 	 * @return whether the pools can be kept
 	 */
 	public boolean sameClientAs(UpstreamSettings other) {
-		return equals(
-				new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout, other.maxIdleTime,
-						other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout, this.requestBodyIdleTimeout,
-						other.trustedCa, other.http2, this.responseWriteIdleTimeout, this.requestBodyMinRate));
+		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
+				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
+				this.requestBodyIdleTimeout, other.trustedCa, other.http2, this.responseWriteIdleTimeout,
+				this.requestBodyMinRate, other.happyEyeballs));
 	}
 
 	/**

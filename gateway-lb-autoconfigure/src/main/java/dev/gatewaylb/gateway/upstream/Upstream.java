@@ -35,8 +35,11 @@ public final class Upstream {
 
 	private final Map<String, Pool> pools;
 
+	private final EndpointAddresses addresses;
+
 	Upstream(String serviceId, UpstreamSettings settings, ConnectionProvider provider, HttpClient client,
-			ConnectionProvider probeProvider, HttpClient probeClient, Map<String, Pool> pools) {
+			ConnectionProvider probeProvider, HttpClient probeClient, Map<String, Pool> pools,
+			EndpointAddresses addresses) {
 		this.serviceId = serviceId;
 		this.settings = settings;
 		this.provider = provider;
@@ -44,6 +47,15 @@ public final class Upstream {
 		this.probeProvider = probeProvider;
 		this.probeClient = probeClient;
 		this.pools = pools;
+		this.addresses = addresses;
+	}
+
+	/**
+	 * Returns what the endpoints' names resolved to and where their open connections go.
+	 * @return the addresses
+	 */
+	public EndpointAddresses addresses() {
+		return this.addresses;
 	}
 
 	/**
@@ -90,6 +102,7 @@ public final class Upstream {
 		SocketAddress address = InetSocketAddress.createUnresolved(host, port);
 		this.provider.disposeWhen(address);
 		this.probeProvider.disposeWhen(address);
+		this.addresses.forget(EndpointAddresses.key(host, port));
 	}
 
 	/**

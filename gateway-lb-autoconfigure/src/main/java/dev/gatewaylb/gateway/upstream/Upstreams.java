@@ -130,26 +130,39 @@ public final class Upstreams {
 			.maxIdleTime(settings.maxIdleTime())
 			.metrics(true, () -> new Registrar(serviceId, pools))
 			.build();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver),
-				settings);
+		EndpointAddresses addresses = new EndpointAddresses();
+		HttpClient client = observed(
+				configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver, addresses), settings);
 		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
 			.maxConnections(PROBE_CONNECTIONS)
 			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
 			.maxIdleTime(settings.maxIdleTime())
 			.build();
-		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver);
-		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools);
+		// The probes' connections are not the pools': they are recorded apart, and not
+		// shown.
+		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver,
+				new EndpointAddresses());
+		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools, addresses);
 	}
 
 	/**
-	 * The connect timeout, h2, the TLS trust of the service and the shared resolver.
+	 * The dial (the connect timeout over resolution, attempts and TLS, the race of a
+	 * name's addresses) through the shared resolver, h2, the TLS trust of the service.
 	 */
 	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls,
-			@Nullable AddressResolverGroup<?> resolver) {
-		HttpClient configured = client.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
-				(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()));
+			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses) {
+		long connectNanos = settings.connectTimeout().toNanos();
+		HttpClient configured = client
+			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
+					(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()))
+			// One handler per connection, made when the connection is: it sees the
+			// connect
+			// before the transport does.
+			.doOnChannelInit((observer, channel, remoteAddress) -> channel.pipeline()
+				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses)));
 		if (resolver != null) {
-			configured = configured.resolver(resolver);
+			configured = configured
+				.resolver(DialResolver.group(resolver, connectNanos, settings.happyEyeballs().toNanos(), addresses));
 		}
 		if (settings.http2()) {
 			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);

@@ -1,0 +1,231 @@
+package dev.gatewaylb.gateway;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The dial of a new connection, on real sockets: a name with an IPv4 address that
+ * black-holes (a listener whose accept queue is full, so a SYN gets no answer) and an
+ * IPv6 address that serves, on the same port, resolved through a DNS server of the test's
+ * own; and a TLS endpoint that accepts TCP and never answers the handshake.
+ * <p>
+ * Every request asks for {@code Connection: close}, so each one dials afresh.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class HappyEyeballsIT extends GatewayIntegrationTest {
+
+	static final long SERIAL_CONNECT_MILLIS = 1_000;
+
+	static final long TLS_CONNECT_MILLIS = 300;
+
+	static final DisposableServer ipv6 = HttpServer.create()
+		.host("::1")
+		.port(0)
+		.handle((request, response) -> response.header("X-Backend", "ipv6")
+			.header("Connection", request.uri().contains("close") ? "close" : "keep-alive")
+			.sendString(Mono.just("ipv6")))
+		.bindNow();
+
+	static final BlackHole blackHole = new BlackHole(ipv6.port());
+
+	static final SilentTls silentTls = new SilentTls();
+
+	static final TestDnsServer dns = new TestDnsServer(
+			Map.of("both.gwlb.test", List.of(TestDnsServer.ip("127.0.0.1"), TestDnsServer.ip("::1"))));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		String both = "http://both.gwlb.test:" + ipv6.port();
+		TestGateway.properties(registry)
+			.route("raced")
+			.uris("raced", List.of(both))
+			// Any failure charged would eject the endpoint at once.
+			.set("gateway.lb.services.raced.health.passive.consecutive-failures", 1)
+			.route("serial")
+			.uris("serial", List.of(both))
+			.set("gateway.lb.services.serial.timeouts.happy-eyeballs", "0s")
+			.set("gateway.lb.services.serial.timeouts.connect", SERIAL_CONNECT_MILLIS + "ms")
+			.set("gateway.lb.services.serial.retry.attempts", 0)
+			.set("gateway.lb.services.serial.health.passive.consecutive-failures", 0)
+			.route("silent")
+			.uris("silent", List.of("https://127.0.0.1:" + silentTls.port()))
+			.set("gateway.lb.services.silent.timeouts.connect", TLS_CONNECT_MILLIS + "ms")
+			.set("gateway.lb.services.silent.retry.attempts", 0)
+			.set("gateway.lb.services.silent.health.passive.consecutive-failures", 0)
+			.set("gateway.lb.dns.servers", "127.0.0.1:" + dns.port())
+			.set("management.endpoints.web.exposure.include", "gatewaylb");
+	}
+
+	@AfterAll
+	static void stop() throws IOException {
+		ipv6.disposeNow();
+		blackHole.close();
+		silentTls.close();
+		dns.close();
+	}
+
+	@Test
+	void aBlackHoledAddressCostsTheDelayWithTheRaceAndTheConnectTimeoutWithout() {
+		List<Long> raced = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			long start = System.nanoTime();
+			GatewayClient.Answer answer = this.client.getNow("/raced/?close");
+			raced.add((System.nanoTime() - start) / 1_000_000);
+			assertThat(answer.status()).as("answer %s", i).isEqualTo(200);
+			assertThat(answer.backend()).isEqualTo("ipv6");
+		}
+		// Each dial: the IPv4 attempt, 250 ms, the IPv6 probe's handshake, the fresh
+		// connection's.
+		assertThat(raced).as("ms per request, each a new dial")
+			.allSatisfy((millis) -> assertThat(millis).isLessThan(1_000));
+		assertThat(state("raced").consecutiveFailures()).as("failures charged").isZero();
+		assertThat(state("raced").timesEjected()).isZero();
+
+		List<Long> serial = new ArrayList<>();
+		for (int i = 0; i < 2; i++) {
+			long start = System.nanoTime();
+			GatewayClient.Answer answer = this.client.getNow("/serial/?close");
+			serial.add((System.nanoTime() - start) / 1_000_000);
+			// The IPv4 attempt takes the whole of timeouts.connect: none is left for
+			// IPv6.
+			assertThat(answer.status()).as("answer %s", i).isEqualTo(502);
+		}
+		assertThat(serial).as("ms per request without the race")
+			.allSatisfy((millis) -> assertThat(millis).isGreaterThanOrEqualTo(SERIAL_CONNECT_MILLIS - 50)
+				.isLessThan(SERIAL_CONNECT_MILLIS * 3));
+	}
+
+	@Test
+	void theActuatorShowsWhatTheNameResolvedToAndWhereEachConnectionGoes() {
+		// A kept-alive connection, open while the report is read.
+		assertThat(this.client.getNow("/raced/").status()).isEqualTo(200);
+		String report = this.client.getNow("/actuator/gatewaylb/raced").body();
+		assertThat(report).contains("\"resolvedAddresses\":[\"127.0.0.1\",\"::1\"]")
+			.containsPattern("\"connections\":\\{\"\\[::1\\]:" + ipv6.port() + "\":[1-9]");
+	}
+
+	@Test
+	void aTlsHandshakeThatNeverEndsIsCutAtTheConnectTimeout() {
+		long start = System.nanoTime();
+		GatewayClient.Answer answer = this.client.getNow("/silent/");
+		long millis = (System.nanoTime() - start) / 1_000_000;
+		assertThat(answer.status()).isEqualTo(502);
+		assertThat(answer.body()).contains("upstream connect failed");
+		// Spring Cloud Gateway's handshake timeout is 10 s: the dial's is what was left
+		// of
+		// 300 ms after the TCP connect.
+		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
+		assertThat(silentTls.accepted()).as("TCP connections the TLS endpoint accepted").isPositive();
+	}
+
+	/**
+	 * A listener on 127.0.0.1 that never accepts, its queue filled: Linux drops a SYN to
+	 * a listener whose accept queue is full, so a connect gets no answer at all.
+	 */
+	static final class BlackHole implements AutoCloseable {
+
+		private final ServerSocket listener;
+
+		private final List<Socket> queued = new ArrayList<>();
+
+		BlackHole(int port) {
+			try {
+				this.listener = new ServerSocket();
+				this.listener.bind(new InetSocketAddress("127.0.0.1", port), 1);
+				for (int i = 0; i < 16; i++) {
+					Socket socket = new Socket();
+					try {
+						socket.connect(new InetSocketAddress("127.0.0.1", port), 300);
+						this.queued.add(socket);
+					}
+					catch (SocketTimeoutException full) {
+						socket.close();
+						return;
+					}
+				}
+				throw new IllegalStateException("the accept queue of 127.0.0.1:" + port + " never filled");
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+		@Override
+		public void close() throws IOException {
+			for (Socket socket : this.queued) {
+				socket.close();
+			}
+			this.listener.close();
+		}
+
+	}
+
+	/**
+	 * Accepts TCP connections on 127.0.0.1 and never says a word: a TLS client waits for
+	 * the server's hello for ever.
+	 */
+	static final class SilentTls implements AutoCloseable {
+
+		private final ServerSocket listener;
+
+		private final List<Socket> accepted = new CopyOnWriteArrayList<>();
+
+		SilentTls() {
+			try {
+				this.listener = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+			Thread acceptor = new Thread(() -> {
+				while (!this.listener.isClosed()) {
+					try {
+						this.accepted.add(this.listener.accept());
+					}
+					catch (IOException closed) {
+						return;
+					}
+				}
+			}, "silent-tls");
+			acceptor.setDaemon(true);
+			acceptor.start();
+		}
+
+		int port() {
+			return this.listener.getLocalPort();
+		}
+
+		int accepted() {
+			return this.accepted.size();
+		}
+
+		@Override
+		public void close() throws IOException {
+			this.listener.close();
+			for (Socket socket : this.accepted) {
+				socket.close();
+			}
+		}
+
+	}
+
+}
