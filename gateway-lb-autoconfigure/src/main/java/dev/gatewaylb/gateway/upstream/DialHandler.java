@@ -24,9 +24,9 @@ import org.jspecify.annotations.Nullable;
  * a hostname that has several ({@code timeouts.happy-eyeballs}, RFC 8305).
  * <p>
  * One per connection, at the head of its pipeline, where it sees the connect Reactor
- * Netty asks for. The address it is given is a {@link Dial.DialAddress} when the
- * {@link DialResolver} resolved the name; an IP literal, which Reactor Netty resolves
- * itself, starts its dial here.
+ * Netty asks for, and gone from it once the connection is open. The address it is given
+ * is a {@link Dial.DialAddress} when the {@link DialResolver} resolved the name; an IP
+ * literal, which Reactor Netty resolves itself, starts its dial here.
  * <p>
  * <b>The race.</b> The connection's own socket connects to the first address; each
  * {@code happy-eyeballs} delay after the last start, and at once when every attempt in
@@ -111,7 +111,8 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 
 	/**
 	 * The connection is open, before it is active: the TLS handshake, about to start,
-	 * gets what is left of the deadline.
+	 * gets what is left of the deadline, and the handler leaves the pipeline, so that the
+	 * connection's requests never pass through it.
 	 */
 	private void opened(Channel channel, long deadlineNanos, @Nullable String endpoint) {
 		SslHandler tls = channel.pipeline().get(SslHandler.class);
@@ -124,6 +125,9 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 		}
 		if (endpoint != null) {
 			this.record.opened(endpoint, channel);
+		}
+		if (channel.pipeline().context(this) != null) {
+			channel.pipeline().remove(this);
 		}
 	}
 
