@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway.upstream;
 
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -234,6 +235,15 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 				stopTheOthers();
 				opened(this.ctx.channel(), this.dial.deadlineNanos(), this.dial.endpoint());
 				this.promise.trySuccess();
+				return;
+			}
+			if (cause instanceof ClosedChannelException) {
+				// Not the address's answer: the connection was closed while it raced (its
+				// request cancelled, the pool closing). Its probes go with it rather than
+				// connect on until the deadline.
+				this.decided = true;
+				stopTheOthers();
+				this.promise.tryFailure(cause);
 				return;
 			}
 			failed(cause);
