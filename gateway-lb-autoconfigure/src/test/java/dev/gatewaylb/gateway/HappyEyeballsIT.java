@@ -71,6 +71,11 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.silent.timeouts.connect", TLS_CONNECT_MILLIS + "ms")
 			.set("gateway.lb.services.silent.retry.attempts", 0)
 			.set("gateway.lb.services.silent.health.passive.consecutive-failures", 0)
+			.route("unanswered")
+			.uris("unanswered", List.of("http://silent.gwlb.test:" + ipv6.port()))
+			.set("gateway.lb.services.unanswered.timeouts.connect", TLS_CONNECT_MILLIS + "ms")
+			.set("gateway.lb.services.unanswered.retry.attempts", 0)
+			.set("gateway.lb.services.unanswered.health.passive.consecutive-failures", 0)
 			.set("gateway.lb.dns.servers", "127.0.0.1:" + dns.port())
 			.set("management.endpoints.web.exposure.include", "gatewaylb");
 	}
@@ -135,6 +140,17 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 		// 300 ms after the TCP connect.
 		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
 		assertThat(silentTls.accepted()).as("TCP connections the TLS endpoint accepted").isPositive();
+	}
+
+	@Test
+	void aNameTheDnsServerNeverAnswersIsCutAtTheConnectTimeout() {
+		long start = System.nanoTime();
+		GatewayClient.Answer answer = this.client.getNow("/unanswered/");
+		long millis = (System.nanoTime() - start) / 1_000_000;
+		assertThat(answer.status()).isEqualTo(502);
+		// The resolver's own query timeout is 5 s.
+		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
+		assertThat(dns.questions("silent.gwlb.test")).as("questions asked").isPositive();
 	}
 
 	/**

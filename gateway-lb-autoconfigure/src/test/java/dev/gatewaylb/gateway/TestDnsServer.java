@@ -33,9 +33,9 @@ import io.netty.handler.codec.dns.DnsSection;
 
 /**
  * A DNS server on a loopback UDP port, for {@code gateway.lb.dns.servers}: the names it
- * is given have their addresses (A and AAAA records, in the order given), every other
- * name does not exist. Counts the questions by name, search domains the resolver appends
- * included.
+ * is given have their addresses (A and AAAA records, in the order given), a name under
+ * {@code silent.} gets no answer at all, every other name does not exist. Counts the
+ * questions by name, search domains the resolver appends included.
  */
 final class TestDnsServer implements AutoCloseable {
 
@@ -117,6 +117,10 @@ final class TestDnsServer implements AutoCloseable {
 			TestDnsServer.this.questions.computeIfAbsent(name, (key) -> new AtomicInteger()).incrementAndGet();
 			DatagramDnsResponse response = new DatagramDnsResponse(query.recipient(), query.sender(), query.id());
 			response.setRecursionAvailable(true);
+			if (name.startsWith("silent.")) {
+				// A server that has gone quiet: the resolver waits for its query timeout.
+				return;
+			}
 			response.addRecord(DnsSection.QUESTION, question);
 			List<InetAddress> addresses = TestDnsServer.this.names.get(name.substring(0, name.length() - 1));
 			if (addresses != null) {
