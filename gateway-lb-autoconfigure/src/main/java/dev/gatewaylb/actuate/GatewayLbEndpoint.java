@@ -201,6 +201,10 @@ public class GatewayLbEndpoint {
 		return new WebEndpointResponse<>(new DrainResult(name, endpoint, drain ? "draining" : "healthy"));
 	}
 
+	private static @Nullable Double successRate(double percent) {
+		return Double.isNaN(percent) ? null : percent;
+	}
+
 	private ServiceReport service(ServiceRuntime runtime) {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		BalancerSettings balancer = snapshot.settings();
@@ -214,7 +218,8 @@ public class GatewayLbEndpoint {
 					snapshot.state(i).latencyNanos(now, balancer.ewmaDecayNanos()) / 1_000_000.0,
 					state(snapshot, i, now),
 					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
-					(upstream != null) ? upstream.addresses().connections(address) : Map.of()));
+					(upstream != null) ? upstream.addresses().connections(address) : Map.of(),
+					successRate(snapshot.state(i).lastSuccessRate())));
 		}
 		PoolReport pool;
 		if (upstream != null) {

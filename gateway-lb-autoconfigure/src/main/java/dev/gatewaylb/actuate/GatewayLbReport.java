@@ -95,10 +95,13 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * {@code null} for an IP literal or a name not resolved yet
 	 * @param connections its open connections, counted by the address each is connected
 	 * to
+	 * @param successRate its success rate in percent over the last interval success-rate
+	 * ejection judged, or {@code null} when that is off or the endpoint had fewer
+	 * requests than {@code request-volume}
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
 			double latencyEwmaMillis, String state, @Nullable List<String> resolvedAddresses,
-			Map<String, Integer> connections) {
+			Map<String, Integer> connections, @Nullable Double successRate) {
 	}
 
 	/**

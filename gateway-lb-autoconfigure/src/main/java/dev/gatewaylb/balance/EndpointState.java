@@ -62,6 +62,15 @@ public final class EndpointState {
 
 	private final LongAdder latencyTotalNanos = new LongAdder();
 
+	/**
+	 * Answers and failures counted for success-rate ejection, when it is on.
+	 */
+	private final LongAdder answers = new LongAdder();
+
+	private final LongAdder failedAnswers = new LongAdder();
+
+	private volatile double lastSuccessRate = Double.NaN;
+
 	static final long NOT_EJECTED = Long.MIN_VALUE;
 
 	@SuppressWarnings("unused") // accessed through IN_FLIGHT
@@ -121,6 +130,52 @@ public final class EndpointState {
 	 */
 	public long latencyTotalNanos() {
 		return this.latencyTotalNanos.sum();
+	}
+
+	/**
+	 * Counts an answer for success-rate and failure-percentage ejection, which read the
+	 * two sums once an interval on the control thread. {@link LongAdder}s: an event loop
+	 * adds to a cell of its own, no contention, no lock.
+	 * @param failed whether passive health counted it a failure
+	 */
+	public void countAnswer(boolean failed) {
+		this.answers.increment();
+		if (failed) {
+			this.failedAnswers.increment();
+		}
+	}
+
+	/**
+	 * Returns the answers counted since the endpoint joined.
+	 * @return the count
+	 */
+	public long answers() {
+		return this.answers.sum();
+	}
+
+	/**
+	 * Returns the failures among the answers counted since the endpoint joined.
+	 * @return the count
+	 */
+	public long failedAnswers() {
+		return this.failedAnswers.sum();
+	}
+
+	/**
+	 * Returns the success rate of the last interval success-rate ejection judged.
+	 * @return percent, or NaN when the endpoint had fewer than the request volume
+	 */
+	public double lastSuccessRate() {
+		return this.lastSuccessRate;
+	}
+
+	/**
+	 * Sets the success rate of the interval just judged: the control thread writes, the
+	 * actuator reads.
+	 * @param percent the rate, or NaN
+	 */
+	public void lastSuccessRate(double percent) {
+		this.lastSuccessRate = percent;
 	}
 
 	/**

@@ -43,9 +43,15 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	 * many times the median of its service's endpoints' averages (with at least 3
 	 * endpoints of 20 samples each), like a failing one. 0 turns it off; otherwise above
 	 * 1.
+	 * @param successRate Ejects an endpoint whose success rate is an outlier among its
+	 * service's endpoints.
+	 * @param failurePercentage Ejects an endpoint whose failure percentage passes a
+	 * threshold.
 	 */
 	public record Passive(@Nullable Integer consecutiveFailures, @Nullable Duration baseEjectionTime,
-			@Nullable Integer maxEjectionPercent, @Nullable List<Integer> onStatuses, @Nullable Double latencyFactor) {
+			@Nullable Integer maxEjectionPercent, @Nullable List<Integer> onStatuses, @Nullable Double latencyFactor,
+			@NestedConfigurationProperty @Nullable SuccessRate successRate,
+			@NestedConfigurationProperty @Nullable FailurePercentage failurePercentage) {
 
 		public Passive {
 			if (consecutiveFailures != null && consecutiveFailures < 0) {
@@ -81,12 +87,80 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 
 	/**
 	 * Active health checks.
-	 *
 	 * @param enabled Whether to check every endpoint with an HTTP GET.
 	 * @param path Path requested on each endpoint; healthy on a 2xx answer.
 	 * @param interval Time between two checks of an endpoint.
 	 * @param timeout Longest wait for a check's answer.
 	 */
+	/**
+	 * Success-rate ejection ({@code health.passive.success-rate}), Envoy's names and
+	 * defaults; a key that is not set is {@code null}.
+	 *
+	 * @param enabled Whether endpoints are ejected for a success rate below the others'.
+	 * Off by default.
+	 * @param stdevFactor An endpoint whose success rate is more than this many standard
+	 * deviations (population, over the endpoints with request-volume) below the mean is
+	 * an outlier.
+	 * @param minimumHosts Endpoints with request-volume in an interval the rule needs.
+	 * @param requestVolume Requests an endpoint needs in an interval to be judged.
+	 * @param interval How often the interval's counts are judged, and then started again;
+	 * also the interval of failure-percentage ejection.
+	 * @param confidence An outlier is ejected only when a one-sided binomial test says,
+	 * with this confidence, that it fails more often than the service's endpoints pooled;
+	 * 0 skips the test (Envoy's rule alone).
+	 */
+	public record SuccessRate(@Nullable Boolean enabled, @Nullable Double stdevFactor, @Nullable Integer minimumHosts,
+			@Nullable Integer requestVolume, @Nullable Duration interval, @Nullable Double confidence) {
+
+		public SuccessRate {
+			if (stdevFactor != null && !(stdevFactor > 0)) {
+				throw new IllegalArgumentException("stdev-factor: " + stdevFactor + " (expected: > 0, e.g. 1.9)");
+			}
+			if (minimumHosts != null && minimumHosts < 1) {
+				throw new IllegalArgumentException("minimum-hosts: " + minimumHosts + " (expected: >= 1)");
+			}
+			if (requestVolume != null && requestVolume < 1) {
+				throw new IllegalArgumentException("request-volume: " + requestVolume + " (expected: >= 1)");
+			}
+			if (interval != null && (interval.isNegative() || interval.isZero())) {
+				throw new IllegalArgumentException("interval: " + Durations.format(interval) + " (expected: > 0s)");
+			}
+			if (confidence != null && !(confidence >= 0 && confidence < 1)) {
+				throw new IllegalArgumentException(
+						"confidence: " + confidence + " (expected: 0 (no test) to below 1, e.g. 0.999)");
+			}
+		}
+
+	}
+
+	/**
+	 * Failure-percentage ejection ({@code health.passive.failure-percentage}), Envoy's
+	 * names and defaults; a key that is not set is {@code null}. Judged every
+	 * {@code success-rate.interval}.
+	 *
+	 * @param enabled Whether endpoints are ejected for a failure percentage at or over
+	 * the threshold. Off by default.
+	 * @param threshold The failure percentage of an interval's requests that ejects.
+	 * @param minimumHosts Endpoints with request-volume in an interval the rule needs.
+	 * @param requestVolume Requests an endpoint needs in an interval to be judged.
+	 */
+	public record FailurePercentage(@Nullable Boolean enabled, @Nullable Integer threshold,
+			@Nullable Integer minimumHosts, @Nullable Integer requestVolume) {
+
+		public FailurePercentage {
+			if (threshold != null && (threshold < 0 || threshold > 100)) {
+				throw new IllegalArgumentException("threshold: " + threshold + " (expected: 0 to 100)");
+			}
+			if (minimumHosts != null && minimumHosts < 1) {
+				throw new IllegalArgumentException("minimum-hosts: " + minimumHosts + " (expected: >= 1)");
+			}
+			if (requestVolume != null && requestVolume < 1) {
+				throw new IllegalArgumentException("request-volume: " + requestVolume + " (expected: >= 1)");
+			}
+		}
+
+	}
+
 	public record Active(@Nullable Boolean enabled, @Nullable String path, @Nullable Duration interval,
 			@Nullable Duration timeout) {
 

@@ -29,9 +29,36 @@ import dev.gatewaylb.balance.Snapshot;
  * @param latencyFactor how many times the median latency average of the service's
  * endpoints makes an endpoint's average an outlier ({@link LatencyOutliers}); 0 turns
  * latency-based ejection off
+ * @param successRate success-rate ejection ({@link SuccessRateOutliers})
+ * @param failurePercentage failure-percentage ejection ({@link SuccessRateOutliers})
  */
 public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
-		FailureStatuses failureStatuses, double latencyFactor) {
+		FailureStatuses failureStatuses, double latencyFactor, SuccessRate successRate,
+		FailurePercentage failurePercentage) {
+
+	/**
+	 * Creates a detector without success-rate or failure-percentage ejection.
+	 * @param consecutiveFailures failures in a row that eject; 0 turns detection off
+	 * @param baseEjectionNanos the first ejection's length
+	 * @param maxEjectionPercent the most of the set that may be ejected at once
+	 * @param failureStatuses the upstream statuses that count as a failure
+	 * @param latencyFactor the latency outlier factor, 0 for none
+	 */
+	public OutlierDetection(int consecutiveFailures, long baseEjectionNanos, int maxEjectionPercent,
+			FailureStatuses failureStatuses, double latencyFactor) {
+		this(consecutiveFailures, baseEjectionNanos, maxEjectionPercent, failureStatuses, latencyFactor,
+				SuccessRate.OFF, FailurePercentage.OFF);
+	}
+
+	/**
+	 * Returns whether the request path counts each endpoint's answers and failures for
+	 * the interval judgements: only when one of them is on, so that a service without
+	 * them pays nothing.
+	 * @return whether answers are counted
+	 */
+	public boolean countsAnswers() {
+		return this.successRate.enabled() || this.failurePercentage.enabled();
+	}
 
 	/**
 	 * The ejection time multiplier stops growing here.
@@ -126,6 +153,44 @@ public record OutlierDetection(int consecutiveFailures, long baseEjectionNanos, 
 		long multiplier = Math.min(endpoint.timesEjected() + 1, MAX_EJECTION_MULTIPLIER);
 		return ejections.eject(endpoint, snapshot.size(), this.maxEjectionPercent, nowNanos,
 				nowNanos + this.baseEjectionNanos * multiplier);
+	}
+
+	/**
+	 * Success-rate ejection, judged every interval over its counts.
+	 *
+	 * @param enabled whether it runs
+	 * @param stdevFactor standard deviations below the mean that make an outlier
+	 * @param minimumHosts endpoints with the volume the rule needs
+	 * @param requestVolume requests an endpoint needs to be judged
+	 * @param intervalNanos how often the counts are judged; failure-percentage ejection's
+	 * interval too
+	 * @param confidence the binomial test's confidence, 0 for none
+	 */
+	public record SuccessRate(boolean enabled, double stdevFactor, int minimumHosts, long requestVolume,
+			long intervalNanos, double confidence) {
+
+		/**
+		 * Off, with Envoy's defaults.
+		 */
+		public static final SuccessRate OFF = new SuccessRate(false, 1.9, 5, 100, 10_000_000_000L, 0.999);
+
+	}
+
+	/**
+	 * Failure-percentage ejection, judged every success-rate interval.
+	 *
+	 * @param enabled whether it runs
+	 * @param thresholdPercent the failure percentage that ejects
+	 * @param minimumHosts endpoints with the volume the rule needs
+	 * @param requestVolume requests an endpoint needs to be judged
+	 */
+	public record FailurePercentage(boolean enabled, int thresholdPercent, int minimumHosts, long requestVolume) {
+
+		/**
+		 * Off, with Envoy's defaults.
+		 */
+		public static final FailurePercentage OFF = new FailurePercentage(false, 85, 5, 50);
+
 	}
 
 }

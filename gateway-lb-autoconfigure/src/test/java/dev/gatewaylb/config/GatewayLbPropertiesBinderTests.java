@@ -39,7 +39,8 @@ class GatewayLbPropertiesBinderTests {
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
 				null, null, null, null, new PoolProperties(3, null, null, null), null, null, null,
-				new HealthProperties(new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null), null,
+				new HealthProperties(
+						new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null, null, null), null,
 						null),
 				null, null));
 	}
@@ -84,6 +85,10 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.defaults.health.passive.latency-factor               | 1      | gateway.lb.defaults.health.passive         | latency-factor: 1.0 (expected: 0 (off) or > 1, e.g. 3)
 					gateway.lb.services.catalog.health.passive.latency-factor       | -3     | gateway.lb.services.catalog.health.passive | latency-factor: -3.0 (expected: 0 (off) or > 1, e.g. 3)
 					gateway.lb.services.catalog.health.passive.latency-factor       | NaN    | gateway.lb.services.catalog.health.passive | latency-factor: NaN (expected: 0 (off) or > 1, e.g. 3)
+					gateway.lb.defaults.health.passive.success-rate.stdev-factor    | 0      | gateway.lb.defaults.health.passive.success-rate | stdev-factor: 0.0 (expected: > 0, e.g. 1.9)
+					gateway.lb.defaults.health.passive.success-rate.confidence      | 1      | gateway.lb.defaults.health.passive.success-rate | confidence: 1.0 (expected: 0 (no test) to below 1, e.g. 0.999)
+					gateway.lb.defaults.health.passive.success-rate.interval        | 0s     | gateway.lb.defaults.health.passive.success-rate | interval: 0s (expected: > 0s)
+					gateway.lb.services.catalog.health.passive.failure-percentage.threshold | 101 | gateway.lb.services.catalog.health.passive.failure-percentage | threshold: 101 (expected: 0 to 100)
 					gateway.lb.defaults.health.active.path                          | health | gateway.lb.defaults.health.active          | path: 'health' (expected: a path starting with /)
 					gateway.lb.services.catalog.health.active.interval              | -10s   | gateway.lb.services.catalog.health.active  | interval: -10s (expected: > 0s)
 					gateway.lb.defaults.health.active.timeout                       | 0ms    | gateway.lb.defaults.health.active          | timeout: 0s (expected: > 0s)

@@ -84,8 +84,12 @@ public final class ServiceRuntime {
 	 * @param state the endpoint's state
 	 */
 	public void succeeded(EndpointState state) {
+		OutlierDetection detection = this.settings.health().passive();
+		if (detection.countsAnswers()) {
+			state.countAnswer(false);
+		}
 		if (state.consecutiveFailures() != 0 || state.timesEjected() != 0) {
-			this.settings.health().passive().succeeded(state, this.nanoClock.getAsLong());
+			detection.succeeded(state, this.nanoClock.getAsLong());
 		}
 	}
 
@@ -96,6 +100,9 @@ public final class ServiceRuntime {
 	 */
 	public void failed(EndpointState state) {
 		OutlierDetection detection = this.settings.health().passive();
+		if (detection.countsAnswers()) {
+			state.countAnswer(true);
+		}
 		if (!detection.isEnabled()) {
 			return;
 		}

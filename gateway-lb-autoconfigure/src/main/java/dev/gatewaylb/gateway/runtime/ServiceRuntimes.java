@@ -91,6 +91,8 @@ public final class ServiceRuntimes {
 
 	private final LatencyEjection latencyEjection;
 
+	private final SuccessRateEjection successRateEjection;
+
 	private final HedgeWindows hedgeWindows;
 
 	private final KnownServices known = new KnownServices();
@@ -136,6 +138,7 @@ public final class ServiceRuntimes {
 		this.discovery = new DiscoveryPoller(source, control);
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);
+		this.successRateEjection = new SuccessRateEjection(this::all, control);
 		this.hedgeWindows = new HedgeWindows(this::all, control);
 		this.known.configured(settings.get());
 	}
@@ -392,6 +395,7 @@ public final class ServiceRuntimes {
 		this.control.execute(this::listServices);
 		this.control.every("known-services", DiscoveryPoller.POLL_INTERVAL, this::listServices);
 		this.latencyEjection.start();
+		this.successRateEjection.start();
 		this.hedgeWindows.start();
 	}
 

@@ -6,7 +6,9 @@ import java.util.List;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
+import dev.gatewaylb.config.HealthProperties.FailurePercentage;
 import dev.gatewaylb.config.HealthProperties.Passive;
+import dev.gatewaylb.config.HealthProperties.SuccessRate;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
@@ -40,7 +42,10 @@ final class BuiltInDefaults {
 			new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60),
 					Duration.ofSeconds(60), DataSize.ofKilobytes(1), Duration.ofMillis(250)),
 			new TlsProperties(""), false,
-			new HealthProperties(new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0),
+			new HealthProperties(
+					new Passive(5, Duration.ofSeconds(30), 50, List.of(), 0.0,
+							new SuccessRate(false, 1.9, 5, 100, Duration.ofSeconds(10), 0.999),
+							new FailurePercentage(false, 85, 5, 50)),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")));

@@ -62,6 +62,12 @@ final class SettingsMapper {
 	private static final Function<ServiceProperties, @Nullable Active> ACTIVE = in(ServiceProperties::health,
 			HealthProperties::active);
 
+	private static final Function<ServiceProperties, HealthProperties.@Nullable SuccessRate> SUCCESS_RATE = in(PASSIVE,
+			Passive::successRate);
+
+	private static final Function<ServiceProperties, HealthProperties.@Nullable FailurePercentage> FAILURE_PERCENTAGE = in(
+			PASSIVE, Passive::failurePercentage);
+
 	private static final Function<ServiceProperties, @Nullable String> TRUSTED_CA = in(ServiceProperties::tls,
 			TlsProperties::trustedCa);
 
@@ -112,7 +118,19 @@ final class SettingsMapper {
 						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
 						layers.get(in(PASSIVE, Passive::maxEjectionPercent)),
 						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses))),
-						layers.get(in(PASSIVE, Passive::latencyFactor))),
+						layers.get(in(PASSIVE, Passive::latencyFactor)),
+						new OutlierDetection.SuccessRate(
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::enabled)),
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::stdevFactor)),
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::minimumHosts)),
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::requestVolume)),
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::interval)).toNanos(),
+								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::confidence))),
+						new OutlierDetection.FailurePercentage(
+								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::enabled)),
+								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::threshold)),
+								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::minimumHosts)),
+								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::requestVolume)))),
 				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
 						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))),
 				layers.get(in(ServiceProperties::health, HealthProperties::maxDrainPercent)));
