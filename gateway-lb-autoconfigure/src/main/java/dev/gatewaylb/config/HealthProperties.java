@@ -86,13 +86,6 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	}
 
 	/**
-	 * Active health checks.
-	 * @param enabled Whether to check every endpoint with an HTTP GET.
-	 * @param path Path requested on each endpoint; healthy on a 2xx answer.
-	 * @param interval Time between two checks of an endpoint.
-	 * @param timeout Longest wait for a check's answer.
-	 */
-	/**
 	 * Success-rate ejection ({@code health.passive.success-rate}), Envoy's names and
 	 * defaults; a key that is not set is {@code null}.
 	 *
@@ -140,7 +133,7 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	 *
 	 * @param enabled Whether endpoints are ejected for a failure percentage at or over
 	 * the threshold. Off by default.
-	 * @param threshold The failure percentage of an interval's requests that ejects.
+	 * @param threshold Failure percentage of an interval's requests that ejects.
 	 * @param minimumHosts Endpoints with request-volume in an interval the rule needs.
 	 * @param requestVolume Requests an endpoint needs in an interval to be judged.
 	 */
@@ -161,6 +154,14 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 
 	}
 
+	/**
+	 * Active health checks.
+	 *
+	 * @param enabled Whether to check every endpoint with an HTTP GET.
+	 * @param path Path requested on each endpoint; healthy on a 2xx answer.
+	 * @param interval Time between two checks of an endpoint.
+	 * @param timeout Longest wait for a check's answer.
+	 */
 	public record Active(@Nullable Boolean enabled, @Nullable String path, @Nullable Duration interval,
 			@Nullable Duration timeout) {
 
