@@ -59,6 +59,7 @@ class SuccessRateEjectionIT extends GatewayIntegrationTest {
 	@Test
 	void anEndpointFailingOneRequestInTenIsEjectedWithinTwoIntervals() {
 		TestBackend failing = sporadic.get(2);
+		ready("sporadic");
 		long start = System.nanoTime();
 		int errors = 0;
 		int sent = 0;
@@ -83,6 +84,7 @@ class SuccessRateEjectionIT extends GatewayIntegrationTest {
 
 	@Test
 	void endpointsThatAllFailAlikeAreNotEjectedAndTheirRatesAreShown() {
+		ready("uniform");
 		long start = System.nanoTime();
 		int sent = 0;
 		while (System.nanoTime() - start < 5 * INTERVAL_MILLIS * 1_000_000) {
