@@ -181,6 +181,14 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "reason", "saturated")
 			.description("Requests answered 503 because the service's connection pool was saturated")
 			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(REJECTED, counters.noEndpoint(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "no-endpoint")
+			.description("Requests answered 503 (404 with use404) because the service had no endpoint to pick")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(REJECTED, counters.slowSenders(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "request-body-idle")
+			.description("Requests answered 408 because the client's body went idle or fell below its minimum rate")
+			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.slowReaders(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "response-write-idle")
 			.description("Clients cut off because they accepted no bytes of their answer for response-write-idle")

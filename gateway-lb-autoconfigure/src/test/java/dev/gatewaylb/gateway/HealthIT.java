@@ -44,6 +44,8 @@ class HealthIT extends GatewayIntegrationTest {
 		TestGateway gateway = TestGateway.properties(registry)
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
+		// A route's service that discovery lists no instance of.
+		gateway.route("empty");
 		HealthBackend.route(gateway, "kill", killable)
 			.set("gateway.lb.services.kill.health.passive.consecutive-failures", 3)
 			.set("gateway.lb.services.kill.health.passive.base-ejection-time", "5s");
@@ -146,6 +148,15 @@ class HealthIT extends GatewayIntegrationTest {
 		}
 		// Round-robin sends every other POST to the backend that answers 503.
 		assertThat(failedPosts).isEqualTo(10);
+	}
+
+	@Test
+	void countsEveryRequestAServiceWithoutEndpointsRefuses() {
+		double before = metric("gateway_lb_rejected_total{reason=\"no-endpoint\",service=\"empty\"}");
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.client.getNow("/empty/").status()).isEqualTo(503);
+		}
+		assertThat(metric("gateway_lb_rejected_total{reason=\"no-endpoint\",service=\"empty\"}") - before).isEqualTo(3);
 	}
 
 	@Test

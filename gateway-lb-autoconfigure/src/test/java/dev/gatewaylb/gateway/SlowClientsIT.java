@@ -176,6 +176,7 @@ class SlowClientsIT extends GatewayIntegrationTest {
 		}
 		await().atMost(Duration.ofSeconds(5)).until(() -> reader.active() == 0);
 		assertThat(metric("gateway_lb_slow_clients_total{reason=\"request-body\",service=\"upload\"}")).isEqualTo(1);
+		assertThat(metric("gateway_lb_rejected_total{reason=\"request-body-idle\",service=\"upload\"}")).isEqualTo(1);
 		EndpointState state = state("upload");
 		assertThat(state.consecutiveFailures()).isZero();
 		assertThat(state.ejections()).isZero();

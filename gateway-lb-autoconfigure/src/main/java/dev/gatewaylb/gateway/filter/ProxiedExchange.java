@@ -595,6 +595,7 @@ final class ProxiedExchange {
 	 * by what its share of the clients get.
 	 */
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
+		runtime.counters().noEndpoint().increment();
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null) {
 			rollout.failed(this.rolloutClient);

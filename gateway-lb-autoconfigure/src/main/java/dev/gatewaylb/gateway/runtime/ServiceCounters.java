@@ -28,10 +28,13 @@ import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
  * @param slowSenders clients answered 408 (or cut off) because their request body went
  * idle past {@code timeouts.request-body-idle} or fell below
  * {@code timeouts.request-body-min-rate}
+ * @param noEndpoint requests answered 503 (or 404) because the service had no endpoint to
+ * pick
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget,
-		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders) {
+		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders,
+		LongAdder noEndpoint) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -44,7 +47,7 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
 				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected),
-				new LongAdder(), new LongAdder());
+				new LongAdder(), new LongAdder(), new LongAdder());
 	}
 
 }
