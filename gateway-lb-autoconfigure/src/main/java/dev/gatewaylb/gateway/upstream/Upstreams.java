@@ -13,11 +13,13 @@ import java.util.function.Function;
 
 import dev.gatewaylb.gateway.settings.UpstreamSettings;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.resolver.AddressResolverGroup;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.Connection;
 import reactor.netty.ConnectionObserver;
+import reactor.netty.NettyPipeline;
 import reactor.netty.http.Http11SslContextSpec;
 import reactor.netty.http.Http2SslContextSpec;
 import reactor.netty.http.HttpProtocol;
@@ -159,7 +161,15 @@ public final class Upstreams {
 			// connect
 			// before the transport does.
 			.doOnChannelInit((observer, channel, remoteAddress) -> channel.pipeline()
-				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses)));
+				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses)))
+			// Once per connection, in the raw pipeline (not a handler of one exchange):
+			// an HTTP/1.1 connection's codec is there when it is connected.
+			.doOnConnected((connection) -> {
+				ChannelPipeline pipeline = connection.channel().pipeline();
+				if (pipeline.get(NettyPipeline.HttpCodec) != null && pipeline.get(InformationalAnswers.NAME) == null) {
+					pipeline.addAfter(NettyPipeline.HttpCodec, InformationalAnswers.NAME, new InformationalAnswers());
+				}
+			});
 		if (resolver != null) {
 			configured = configured
 				.resolver(DialResolver.group(resolver, connectNanos, settings.happyEyeballs().toNanos(), addresses));
