@@ -16,6 +16,7 @@ import dev.gatewaylb.gateway.discovery.LoadBalancerInstanceSource;
 import dev.gatewaylb.gateway.discovery.RouteServices;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
+import dev.gatewaylb.gateway.filter.GrpcTrailersOnly;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
 import dev.gatewaylb.gateway.runtime.ActiveHealthChecks;
 import dev.gatewaylb.gateway.runtime.ServiceBalancer;
@@ -312,6 +313,12 @@ public final class GatewayLbAutoConfiguration {
 		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties) {
 			return new UpstreamRoutingFilter(httpClient, headersFilters, properties);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		GrpcTrailersOnly gatewayLbGrpcTrailersOnly() {
+			return new GrpcTrailersOnly();
 		}
 
 	}
