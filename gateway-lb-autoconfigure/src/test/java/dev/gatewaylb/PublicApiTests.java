@@ -66,7 +66,8 @@ class PublicApiTests {
 			"dev.gatewaylb.rollout.FleetDecisions", "dev.gatewaylb.rollout.RolloutAction",
 			// The filter beans and their orders.
 			"dev.gatewaylb.gateway.filter.AttemptFilter", "dev.gatewaylb.gateway.filter.InFlightReleaseFilter",
-			"dev.gatewaylb.gateway.filter.UpstreamRoutingFilter", "dev.gatewaylb.gateway.filter.FilterOrder");
+			"dev.gatewaylb.gateway.filter.UpstreamRoutingFilter", "dev.gatewaylb.gateway.filter.GrpcTrailersOnly",
+			"dev.gatewaylb.gateway.filter.FilterOrder");
 
 	private static final Set<String> API_NAMES = Set.copyOf(API);
 
