@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.netty.http.client.HttpClient;
-import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -50,7 +49,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * value, which a signed-in reader is told) is drawn as text, no script runs, and the
  * page's policy holds in the browser. JSON clients and curl still get JSON.
  */
-@ExtendWith(HeadlessChromium.Required.class)
+@ExtendWith(Browser.Required.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Import(DashboardBrowserIT.SignedInReaders.class)
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
@@ -121,7 +120,7 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 			.status()).isEqualTo(200);
 		try (ClientLoad catalogLoad = new ClientLoad(this.client, "/catalog/", 2);
 				ClientLoad shopLoad = new ClientLoad(this.client, "/shop/", 2);
-				HeadlessChromium browser = HeadlessChromium.launch()) {
+				Browser browser = Browser.launch()) {
 			catalogLoad.await(50);
 			browser.navigate("http://127.0.0.1:" + this.port + "/actuator/gatewaylb");
 			browser.await(
@@ -183,7 +182,7 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 			.atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(this.client.getNow("/actuator/gatewaylb").body()).contains("lastError")
 				.contains("__pwned='refresh'"));
-		try (HeadlessChromium browser = HeadlessChromium.launch()) {
+		try (Browser browser = Browser.launch()) {
 			browser.navigate("http://127.0.0.1:" + this.port + "/actuator/gatewaylb");
 			browser.await("document.querySelector('section.split[data-split=\"shop\"] .rollout-reason') !== null",
 					Duration.ofSeconds(20));
@@ -252,11 +251,12 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 			.block(Duration.ofSeconds(10));
 	}
 
-	private static String text(HeadlessChromium browser, String selector) throws Exception {
-		JsonNode text = browser
-			.evaluate("(document.querySelector('" + selector.replace("'", "\\'") + "') || {}).textContent ?? null");
-		assertThat(text.isNull()).as(selector).isFalse();
-		return text.asString().trim();
+	private static String text(Browser browser, String selector) {
+		Object text = browser
+			.evaluate("(document.querySelector('" + selector.replace("'", "\\'") + "') || {}).textContent ?? null")
+			.raw();
+		assertThat(text).as(selector).isNotNull();
+		return ((String) text).trim();
 	}
 
 	record Answer(int status, String contentType, String body) {
