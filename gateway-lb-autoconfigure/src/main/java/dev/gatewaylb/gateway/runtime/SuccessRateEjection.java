@@ -74,7 +74,10 @@ final class SuccessRateEjection {
 				return;
 			}
 			Interval interval = this.intervals.computeIfAbsent(runtime.id(), (id) -> new Interval(now));
-			if (now - interval.startNanos >= detection.successRate().intervalNanos()) {
+			// Due within half a tick of the interval: the job's runs drift by a little,
+			// and
+			// an interval of one tick would otherwise be judged every other tick.
+			if (now - interval.startNanos + TICK.toNanos() / 2 >= detection.successRate().intervalNanos()) {
 				judge(runtime, detection, interval, now);
 			}
 		});
