@@ -50,7 +50,8 @@ final class Browser implements AutoCloseable {
 		String chromedriver = chromedriver().orElseThrow(() -> new IllegalStateException(Required.missing()));
 		Path profile = Files.createTempDirectory("gateway-lb-browser");
 		ChromeOptions options = new ChromeOptions().setBinary(chromium)
-			.addArguments("--headless=new", "--disable-gpu", "--window-size=1280,900",
+			// A container's /dev/shm is often too small for Chromium's tabs.
+			.addArguments("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
 					"--user-data-dir=" + profile.toAbsolutePath());
 		if ("root".equals(System.getProperty("user.name"))) {
 			// Chromium refuses to sandbox itself as root (CI containers run as root).

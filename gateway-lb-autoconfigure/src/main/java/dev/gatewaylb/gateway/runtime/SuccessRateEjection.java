@@ -73,7 +73,10 @@ final class SuccessRateEjection {
 				this.intervals.remove(runtime.id());
 				return;
 			}
-			Interval interval = this.intervals.computeIfAbsent(runtime.id(), (id) -> new Interval(now));
+			// A service seen for the first time starts its interval from the sums as they
+			// are, so that its first judgement already has an interval's counts.
+			Interval interval = this.intervals.computeIfAbsent(runtime.id(),
+					(id) -> new Interval(now, runtime.snapshot()));
 			// Due within half a tick of the interval: the job's runs drift by a little,
 			// and
 			// an interval of one tick would otherwise be judged every other tick.
@@ -136,8 +139,12 @@ final class SuccessRateEjection {
 
 		Map<EndpointState, long[]> bases = new IdentityHashMap<>();
 
-		Interval(long startNanos) {
+		Interval(long startNanos, Snapshot<?> snapshot) {
 			this.startNanos = startNanos;
+			for (int i = 0; i < snapshot.size(); i++) {
+				EndpointState state = snapshot.state(i);
+				this.bases.put(state, new long[] { state.answers(), state.failedAnswers() });
+			}
 		}
 
 	}
