@@ -8,7 +8,6 @@ import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -47,7 +46,12 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 
 	static final BlackHole blackHole = new BlackHole(ipv6.port());
 
-	static final SilentTls silentTls = new SilentTls();
+	/**
+	 * Accepts TCP connections and never says a word: a TLS client waits for the server's
+	 * hello for ever.
+	 */
+	static final SocketBackend silentTls = new SocketBackend("silent-tls", (socket) -> {
+	});
 
 	static final TestDnsServer dns = new TestDnsServer(
 			Map.of("both.gwlb.test", List.of(TestDnsServer.ip("127.0.0.1"), TestDnsServer.ip("::1"))));
@@ -191,55 +195,6 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 				socket.close();
 			}
 			this.listener.close();
-		}
-
-	}
-
-	/**
-	 * Accepts TCP connections on 127.0.0.1 and never says a word: a TLS client waits for
-	 * the server's hello for ever.
-	 */
-	static final class SilentTls implements AutoCloseable {
-
-		private final ServerSocket listener;
-
-		private final List<Socket> accepted = new CopyOnWriteArrayList<>();
-
-		SilentTls() {
-			try {
-				this.listener = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
-			}
-			catch (IOException ex) {
-				throw new IllegalStateException(ex);
-			}
-			Thread acceptor = new Thread(() -> {
-				while (!this.listener.isClosed()) {
-					try {
-						this.accepted.add(this.listener.accept());
-					}
-					catch (IOException closed) {
-						return;
-					}
-				}
-			}, "silent-tls");
-			acceptor.setDaemon(true);
-			acceptor.start();
-		}
-
-		int port() {
-			return this.listener.getLocalPort();
-		}
-
-		int accepted() {
-			return this.accepted.size();
-		}
-
-		@Override
-		public void close() throws IOException {
-			this.listener.close();
-			for (Socket socket : this.accepted) {
-				socket.close();
-			}
 		}
 
 	}

@@ -4,12 +4,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
@@ -29,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class InformationalAnswerIT extends GatewayIntegrationTest {
 
-	static final EarlyHints backend = new EarlyHints();
+	static final AtomicInteger requests = new AtomicInteger();
+
+	static final SocketBackend backend = new SocketBackend("early-hints", InformationalAnswerIT::hintThenAnswer);
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
@@ -52,88 +51,35 @@ class InformationalAnswerIT extends GatewayIntegrationTest {
 			assertThat(answer.status()).as("answer %s", i).isEqualTo(200);
 			assertThat(answer.body()).isEqualTo("page " + i);
 		}
-		assertThat(backend.connections()).as("connections the five answers took").isEqualTo(1);
+		assertThat(backend.accepted()).as("connections the five answers took").isEqualTo(1);
 	}
 
 	/**
-	 * A backend on a plain socket: {@code 103} with a {@code Link} header, then
-	 * {@code 200} with a body that counts the requests, on a connection kept alive.
+	 * {@code 103} with a {@code Link} header, then {@code 200} with a body that counts
+	 * the requests, for each request of a connection kept alive.
 	 */
-	static final class EarlyHints implements AutoCloseable {
-
-		private final ServerSocket listener;
-
-		private final AtomicInteger requests = new AtomicInteger();
-
-		private final List<Socket> accepted = new CopyOnWriteArrayList<>();
-
-		EarlyHints() {
-			try {
-				this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
-			}
-			catch (IOException ex) {
-				throw new IllegalStateException(ex);
-			}
-			Thread acceptor = new Thread(this::accept, "early-hints");
-			acceptor.setDaemon(true);
-			acceptor.start();
-		}
-
-		private void accept() {
-			while (!this.listener.isClosed()) {
-				try {
-					Socket socket = this.listener.accept();
-					this.accepted.add(socket);
-					Thread serving = new Thread(() -> serve(socket), "early-hints-connection");
-					serving.setDaemon(true);
-					serving.start();
+	private static void hintThenAnswer(Socket socket) {
+		try (socket) {
+			BufferedReader in = new BufferedReader(
+					new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
+			OutputStream out = socket.getOutputStream();
+			String line;
+			while ((line = in.readLine()) != null) {
+				if (!line.isEmpty()) {
+					continue;
 				}
-				catch (IOException closed) {
-					return;
-				}
+				// The end of a request's head (the test sends no bodies).
+				String body = "page " + requests.getAndIncrement();
+				out.write(("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n"
+						+ "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + body.length() + "\r\n\r\n"
+						+ body)
+					.getBytes(StandardCharsets.ISO_8859_1));
+				out.flush();
 			}
 		}
-
-		private void serve(Socket socket) {
-			try (socket) {
-				BufferedReader in = new BufferedReader(
-						new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
-				OutputStream out = socket.getOutputStream();
-				String line;
-				while ((line = in.readLine()) != null) {
-					if (!line.isEmpty()) {
-						continue;
-					}
-					// The end of a request's head (the test sends no bodies).
-					String body = "page " + this.requests.getAndIncrement();
-					out.write(("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n"
-							+ "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + body.length()
-							+ "\r\n\r\n" + body)
-						.getBytes(StandardCharsets.ISO_8859_1));
-					out.flush();
-				}
-			}
-			catch (IOException closed) {
-				// the gateway closed the connection
-			}
+		catch (IOException closed) {
+			// the gateway closed the connection
 		}
-
-		int port() {
-			return this.listener.getLocalPort();
-		}
-
-		int connections() {
-			return this.accepted.size();
-		}
-
-		@Override
-		public void close() throws IOException {
-			this.listener.close();
-			for (Socket socket : this.accepted) {
-				socket.close();
-			}
-		}
-
 	}
 
 }

@@ -77,9 +77,8 @@ final class SuccessRateEjection {
 			// are, so that its first judgement already has an interval's counts.
 			Interval interval = this.intervals.computeIfAbsent(runtime.id(),
 					(id) -> new Interval(now, runtime.snapshot()));
-			// Due within half a tick of the interval: the job's runs drift by a little,
-			// and
-			// an interval of one tick would otherwise be judged every other tick.
+			// Due within half a tick: the job's runs drift a little, and an interval of
+			// one tick would otherwise be judged every other tick.
 			if (now - interval.startNanos + TICK.toNanos() / 2 >= detection.successRate().intervalNanos()) {
 				judge(runtime, detection, interval, now);
 			}
@@ -94,7 +93,7 @@ final class SuccessRateEjection {
 		Map<EndpointState, long[]> bases = new IdentityHashMap<>(n);
 		for (int i = 0; i < n; i++) {
 			EndpointState state = snapshot.state(i);
-			long[] counted = { state.answers(), state.failedAnswers() };
+			long[] counted = sums(state);
 			long[] base = interval.bases.get(state);
 			if (base != null && !state.isEjected(now)) {
 				answers[i] = counted[0] - base[0];
@@ -131,6 +130,13 @@ final class SuccessRateEjection {
 	}
 
 	/**
+	 * An endpoint's answers and failures counted so far.
+	 */
+	private static long[] sums(EndpointState state) {
+		return new long[] { state.answers(), state.failedAnswers() };
+	}
+
+	/**
 	 * One service's interval.
 	 */
 	private static final class Interval {
@@ -143,7 +149,7 @@ final class SuccessRateEjection {
 			this.startNanos = startNanos;
 			for (int i = 0; i < snapshot.size(); i++) {
 				EndpointState state = snapshot.state(i);
-				this.bases.put(state, new long[] { state.answers(), state.failedAnswers() });
+				this.bases.put(state, sums(state));
 			}
 		}
 
