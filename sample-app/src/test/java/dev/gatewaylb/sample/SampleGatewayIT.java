@@ -145,7 +145,11 @@ class SampleGatewayIT {
 		// rolls it back; until then the clients that reach it get its 500.
 		await().atMost(Duration.ofSeconds(40)).until(() -> {
 			IntStream.range(0, 20)
-				.forEach((i) -> this.client.get().uri("/release/?fail=gamma").exchange().returnResult(String.class));
+				.forEach((i) -> this.client.get()
+					.uri("/release/?fail=gamma")
+					.exchange()
+					.expectBody(String.class)
+					.returnResult());
 			return report("/actuator/gatewaylb/release").contains("\"state\":\"rolled-back\"");
 		});
 		assertThat(report("/actuator/gatewaylb/release"))

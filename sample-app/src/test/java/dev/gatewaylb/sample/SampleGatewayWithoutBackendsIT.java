@@ -45,7 +45,10 @@ class SampleGatewayWithoutBackendsIT {
 			.uri("/weighted/")
 			.exchange()
 			.expectStatus()
-			.is5xxServerError();
+			.is5xxServerError()
+			// Read the body, so that the connection goes back to the client's pool.
+			.expectBody(String.class)
+			.returnResult();
 	}
 
 }
