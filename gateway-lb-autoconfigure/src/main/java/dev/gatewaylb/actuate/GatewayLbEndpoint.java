@@ -7,9 +7,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 
+import dev.gatewaylb.actuate.GatewayLbReport.ConcurrencyReport;
 import dev.gatewaylb.actuate.GatewayLbReport.DrainResult;
 import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
 import dev.gatewaylb.actuate.GatewayLbReport.HedgeReport;
+import dev.gatewaylb.actuate.GatewayLbReport.PartitionReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RefreshReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RolloutReport;
@@ -19,17 +21,21 @@ import dev.gatewaylb.actuate.GatewayLbReport.TargetReport;
 import dev.gatewaylb.actuate.GatewayLbReport.VerdictReport;
 import dev.gatewaylb.actuate.GatewayLbReport.WindowReport;
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.settings.ConcurrencySettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.overload.ConcurrencyLimits;
+import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
@@ -219,7 +225,7 @@ public class GatewayLbEndpoint {
 					state(snapshot, i, now),
 					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
 					(upstream != null) ? upstream.addresses().connections(address) : Map.of(),
-					successRate(snapshot.state(i).lastSuccessRate())));
+					successRate(snapshot.state(i).lastSuccessRate()), concurrencyLimit(snapshot.state(i))));
 		}
 		PoolReport pool;
 		if (upstream != null) {
@@ -233,7 +239,31 @@ public class GatewayLbEndpoint {
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
-				endpoints, pool, hedge(runtime));
+				endpoints, pool, hedge(runtime), concurrency(runtime));
+	}
+
+	private static @Nullable Integer concurrencyLimit(EndpointState state) {
+		int limit = state.concurrencyLimit();
+		return (limit == EndpointState.UNLIMITED) ? null : limit;
+	}
+
+	private static @Nullable ConcurrencyReport concurrency(ServiceRuntime runtime) {
+		ConcurrencySettings settings = runtime.settings().concurrency();
+		ConcurrencyLimits limits = settings.limits();
+		if (!limits.enabled()) {
+			return null;
+		}
+		List<PartitionReport> partitions = new ArrayList<>();
+		if (settings.partitioned()) {
+			runtime.partitions()
+				.report()
+				.forEach((partition) -> partitions.add(new PartitionReport(partition.name(), partition.share(),
+						partition.guaranteed(), partition.inFlight())));
+		}
+		HashKey partitionBy = settings.partitionBy();
+		return new ConcurrencyReport(limits.algorithm().name().toLowerCase(Locale.ROOT), limits.initialLimit(),
+				limits.minLimit(), limits.maxLimit(), runtime.partitions().serviceLimit(),
+				runtime.counters().shed().sum(), (partitionBy != null) ? partitionBy.toString() : null, partitions);
 	}
 
 	private static @Nullable HedgeReport hedge(ServiceRuntime runtime) {

@@ -59,6 +59,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String REJECTED = "gateway.lb.rejected";
 
+	static final String CONCURRENCY_LIMIT = "gateway.lb.concurrency.limit";
+
 	static final String EJECTIONS = "gateway.lb.ejections";
 
 	static final String FAIL_OPEN = "gateway.lb.fail.open";
@@ -185,6 +187,10 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "reason", "no-endpoint")
 			.description("Requests answered 503 (404 with use404) because the service had no endpoint to pick")
 			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(REJECTED, counters.shed(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "shed")
+			.description("Requests answered 503 because every endpoint of the service was at its concurrency limit")
+			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(REJECTED, counters.slowSenders(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "request-body-idle")
 			.description("Requests answered 408 because the client's body went idle or fell below its minimum rate")
@@ -248,7 +254,16 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "endpoint", state.address())
 			.description("Requests picked for an endpoint and not yet finished")
 			.register(this.meterRegistry));
+		meters.add(Gauge.builder(CONCURRENCY_LIMIT, state, GatewayLbMetrics::concurrencyLimit)
+			.tags("service", serviceId, "endpoint", state.address())
+			.description("Requests an endpoint may have in flight by its concurrency limiter; NaN without a limit")
+			.register(this.meterRegistry));
 		return meters;
+	}
+
+	private static double concurrencyLimit(EndpointState state) {
+		int limit = state.concurrencyLimit();
+		return (limit == EndpointState.UNLIMITED) ? Double.NaN : limit;
 	}
 
 	/**

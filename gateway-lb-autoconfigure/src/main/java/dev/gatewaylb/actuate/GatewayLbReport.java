@@ -44,9 +44,41 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param endpoints the endpoints, in canonical order (by address)
 	 * @param pool the service's connection pools
 	 * @param hedge the service's hedged requests, or {@code null} when it does not hedge
+	 * @param concurrency the service's concurrency limits, or {@code null} when it limits
+	 * nothing
 	 */
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
-			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge) {
+			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge,
+			@Nullable ConcurrencyReport concurrency) {
+	}
+
+	/**
+	 * A service's concurrency limits.
+	 *
+	 * @param algorithm {@code gradient2}, {@code vegas}, {@code aimd} or {@code fixed}
+	 * @param initialLimit the limit of an endpoint before its first samples
+	 * @param minLimit the lowest limit
+	 * @param maxLimit the highest limit
+	 * @param limit the service's limit now: the sum of its endpoints' limits (draining
+	 * ones and those of weight 0 left out)
+	 * @param shed requests answered 503 because every endpoint was at its limit
+	 * @param partitionBy where a request's partition name comes from, or {@code null}
+	 * @param partitions the partitions with their shares and requests in flight, the rest
+	 * last (named {@code null}); empty when not partitioned
+	 */
+	public record ConcurrencyReport(String algorithm, int initialLimit, int minLimit, int maxLimit, long limit,
+			long shed, @Nullable String partitionBy, List<PartitionReport> partitions) {
+	}
+
+	/**
+	 * One partition of a service's concurrency limit.
+	 *
+	 * @param name its name, {@code null} for the rest (requests of no listed partition)
+	 * @param share its share of the service's limit
+	 * @param guaranteed the requests in flight its share guarantees at the present limit
+	 * @param inFlight its requests in flight
+	 */
+	public record PartitionReport(@Nullable String name, double share, long guaranteed, int inFlight) {
 	}
 
 	/**
@@ -98,10 +130,12 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param successRate its success rate in percent over the last interval success-rate
 	 * ejection judged, or {@code null} when that is off or the endpoint had fewer
 	 * requests than {@code request-volume}
+	 * @param concurrencyLimit the requests it may have in flight by its concurrency
+	 * limiter, or {@code null} when the service limits nothing
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
 			double latencyEwmaMillis, String state, @Nullable List<String> resolvedAddresses,
-			Map<String, Integer> connections, @Nullable Double successRate) {
+			Map<String, Integer> connections, @Nullable Double successRate, @Nullable Integer concurrencyLimit) {
 	}
 
 	/**

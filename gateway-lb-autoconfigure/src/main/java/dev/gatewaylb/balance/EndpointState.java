@@ -3,6 +3,7 @@ package dev.gatewaylb.balance;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -70,6 +71,29 @@ public final class EndpointState {
 	private final LongAdder failedAnswers = new LongAdder();
 
 	private volatile double lastSuccessRate = Double.NaN;
+
+	/**
+	 * The limit of requests in flight its concurrency limiter set; {@link #UNLIMITED}
+	 * while the service has none. Written by the control thread, read by every pick.
+	 */
+	private volatile int concurrencyLimit = UNLIMITED;
+
+	/**
+	 * The limiter's samples: counts and sums that only grow, and the most requests in
+	 * flight a sample saw since the control thread last read it.
+	 */
+	private final LongAdder limitSamples = new LongAdder();
+
+	private final LongAdder limitRttNanos = new LongAdder();
+
+	private final LongAdder limitDrops = new LongAdder();
+
+	private final LongAccumulator limitMaxInFlight = new LongAccumulator(Math::max, 0);
+
+	/**
+	 * The limit of an endpoint whose service limits nothing.
+	 */
+	public static final int UNLIMITED = Integer.MAX_VALUE;
 
 	static final long NOT_EJECTED = Long.MIN_VALUE;
 
@@ -176,6 +200,87 @@ public final class EndpointState {
 	 */
 	public void lastSuccessRate(double percent) {
 		this.lastSuccessRate = percent;
+	}
+
+	/**
+	 * Returns the concurrency limit the endpoint's limiter set.
+	 * @return the limit, or {@link #UNLIMITED}
+	 */
+	public int concurrencyLimit() {
+		return this.concurrencyLimit;
+	}
+
+	/**
+	 * Sets the concurrency limit: the control thread writes, picks read.
+	 * @param limit the limit, {@code >= 1}, or {@link #UNLIMITED}
+	 */
+	public void concurrencyLimit(int limit) {
+		this.concurrencyLimit = limit;
+	}
+
+	/**
+	 * Returns whether the endpoint has as many requests in flight as its concurrency
+	 * limit, so that a pick passes it by. Two picks that read the count at once may both
+	 * take the last place: the limit is soft by one request per racing pick, as Netflix's
+	 * own limiters are (they also read, then add).
+	 * @return whether at its limit
+	 */
+	public boolean atConcurrencyLimit() {
+		return this.inFlight >= this.concurrencyLimit;
+	}
+
+	/**
+	 * Adds a sample for the endpoint's concurrency limiter, which the control thread
+	 * feeds from these sums. {@link LongAdder}s: an event loop adds to a cell of its own,
+	 * no lock.
+	 * @param rttNanos the time to the response headers, or a negative value when the
+	 * attempt failed before it was sent
+	 * @param dropped whether the endpoint failed the request (a failure status, a
+	 * timeout, a reset)
+	 */
+	public void addLimitSample(long rttNanos, boolean dropped) {
+		if (rttNanos >= 0) {
+			this.limitRttNanos.add(rttNanos);
+			this.limitSamples.increment();
+		}
+		if (dropped) {
+			this.limitDrops.increment();
+		}
+		this.limitMaxInFlight.accumulate(this.inFlight);
+	}
+
+	/**
+	 * Returns the limiter samples with a time counted since the endpoint joined.
+	 * @return the count
+	 */
+	public long limitSamples() {
+		return this.limitSamples.sum();
+	}
+
+	/**
+	 * Returns the sum of the limiter samples' times.
+	 * @return nanoseconds
+	 */
+	public long limitRttNanos() {
+		return this.limitRttNanos.sum();
+	}
+
+	/**
+	 * Returns the limiter samples that were drops, since the endpoint joined.
+	 * @return the count
+	 */
+	public long limitDrops() {
+		return this.limitDrops.sum();
+	}
+
+	/**
+	 * Returns the most requests in flight a limiter sample saw since the last call, and
+	 * starts again from 0. A sample added during the call may count in neither window: it
+	 * only loses one reading of a maximum.
+	 * @return the count
+	 */
+	public int takeLimitMaxInFlight() {
+		return (int) this.limitMaxInFlight.getThenReset();
 	}
 
 	/**

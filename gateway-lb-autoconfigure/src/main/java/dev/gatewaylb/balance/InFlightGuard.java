@@ -108,9 +108,17 @@ public class InFlightGuard {
 	public final boolean release() {
 		if (RELEASED.compareAndSet(this, false, true)) {
 			this.endpoint.release();
+			released();
 			return true;
 		}
 		return false;
+	}
+
+	/**
+	 * Called once, by the {@link #release()} that released the guard: a subclass that
+	 * counts the request elsewhere too lowers that count here.
+	 */
+	protected void released() {
 	}
 
 	/**

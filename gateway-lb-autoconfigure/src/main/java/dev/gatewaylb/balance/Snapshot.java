@@ -16,6 +16,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Snapshot<T> {
 
+	/**
+	 * What {@link #select} returns when endpoints could be picked but every one is at its
+	 * concurrency limit: the request is shed.
+	 */
+	public static final int AT_LIMIT = -2;
+
 	private final List<T> values;
 
 	private final Members members;
@@ -37,12 +43,48 @@ public final class Snapshot<T> {
 	/**
 	 * Selects an endpoint. Takes no lock and allocates nothing.
 	 * @param hashKey the consistent-hash key, or {@code null}; other algorithms ignore it
-	 * @return the endpoint's index, or -1 when no endpoint can be picked (none, every
-	 * weight 0, or all draining)
+	 * An endpoint at its concurrency limit is passed by: the algorithm's choice, if it is
+	 * under its limit, else the next eligible endpoint in address order that is. Two
+	 * volatile reads when the choice is under its limit (always, when the service limits
+	 * nothing: the limit is then {@link EndpointState#UNLIMITED}).
+	 * @param hashKey the consistent-hash key, or {@code null}; other algorithms ignore it
+	 * @return the endpoint's index, -1 when no endpoint can be picked (none, every weight
+	 * 0, or all draining), or {@link #AT_LIMIT} when every one is at its limit
 	 */
 	public int select(@Nullable CharSequence hashKey) {
 		returnEndedEjections();
+		int index = this.strategy.select(hashKey);
+		return (index >= 0 && this.members.states[index].atConcurrencyLimit()) ? nextUnderLimit(index) : index;
+	}
+
+	/**
+	 * Selects what the algorithm would, over concurrency limits: for a request that its
+	 * partition's share admits although every endpoint is at its limit.
+	 * @param hashKey the consistent-hash key, or {@code null}
+	 * @return the endpoint's index, or -1 when no endpoint can be picked
+	 */
+	public int selectOverLimit(@Nullable CharSequence hashKey) {
+		returnEndedEjections();
 		return this.strategy.select(hashKey);
+	}
+
+	/**
+	 * Returns the first eligible endpoint after {@code index} (in address order, going
+	 * round) that is under its concurrency limit.
+	 */
+	private int nextUnderLimit(int index) {
+		int[] eligible = this.members.eligible;
+		EndpointState[] states = this.members.eligibleStates;
+		int n = eligible.length;
+		int at = Arrays.binarySearch(eligible, index);
+		int start = (at >= 0) ? at : -at - 1;
+		for (int i = 1; i <= n; i++) {
+			int e = (start + i) % n;
+			if (!states[e].atConcurrencyLimit()) {
+				return eligible[e];
+			}
+		}
+		return AT_LIMIT;
 	}
 
 	/**
@@ -79,10 +121,12 @@ public final class Snapshot<T> {
 	}
 
 	/**
-	 * Selects an endpoint uniformly at random among those {@code avoid} does not reject,
-	 * for a retry that should go elsewhere.
+	 * Selects an endpoint uniformly at random among those {@code avoid} does not reject
+	 * and under their concurrency limit, for a retry or a backup that should go
+	 * elsewhere.
 	 * @param avoid addresses to avoid
-	 * @return the endpoint's index, or -1 when every eligible endpoint is avoided
+	 * @return the endpoint's index, or -1 when every eligible endpoint is avoided or at
+	 * its limit
 	 */
 	public int selectAvoiding(Predicate<String> avoid) {
 		int[] eligible = this.members.eligible;
@@ -93,7 +137,8 @@ public final class Snapshot<T> {
 		int start = this.members.random.get().nextInt(n);
 		for (int i = 0; i < n; i++) {
 			int index = eligible[(start + i) % n];
-			if (!avoid.test(this.members.endpoints[index].address())) {
+			if (!avoid.test(this.members.endpoints[index].address())
+					&& !this.members.states[index].atConcurrencyLimit()) {
 				return index;
 			}
 		}

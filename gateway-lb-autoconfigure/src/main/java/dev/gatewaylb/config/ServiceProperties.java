@@ -30,6 +30,8 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param health Health checking of the endpoints.
  * @param retry Retries on other endpoints.
  * @param hedge Hedged (backup) requests to another endpoint when an answer is slow.
+ * @param concurrency Adaptive concurrency limits of each endpoint, and the partitions
+ * that share them.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -39,13 +41,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable TlsProperties tls, @Nullable Boolean http2,
 		@NestedConfigurationProperty @Nullable HealthProperties health,
 		@NestedConfigurationProperty @Nullable RetryProperties retry,
-		@NestedConfigurationProperty @Nullable HedgeProperties hedge) {
+		@NestedConfigurationProperty @Nullable HedgeProperties hedge,
+		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null);
+			null, null, null, null, null);
 
 	public ServiceProperties {
 		if (slowStart != null && slowStart.isNegative()) {

@@ -35,14 +35,14 @@ class GatewayLbPropertiesBinderTests {
 				"gateway.lb.services.catalog.pool.max-connections", "3",
 				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
 		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
-				null, null, new PoolProperties(null, 7, null, null), null, null, null, null, null, null));
+				null, null, new PoolProperties(null, 7, null, null), null, null, null, null, null, null, null));
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
 				null, null, null, null, new PoolProperties(3, null, null, null), null, null, null,
 				new HealthProperties(
 						new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null, null, null), null,
 						null),
-				null, null));
+				null, null, null));
 	}
 
 	@Test
@@ -107,6 +107,12 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.services.catalog.hedge.max-extra-load                | NaN    | gateway.lb.services.catalog.hedge          | max-extra-load: NaN (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)
 					gateway.lb.defaults.hedge.min-delay                             | -5ms   | gateway.lb.defaults.hedge                  | min-delay: -5ms (expected: >= 0s)
 					gateway.lb.services.catalog.hedge.methods                       | GE T   | gateway.lb.services.catalog.hedge          | methods: GE T (expected: HTTP methods, e.g. GET, HEAD, OPTIONS)
+					gateway.lb.defaults.concurrency.initial-limit                   | 0      | gateway.lb.defaults.concurrency            | initial-limit: 0 (expected: >= 1)
+					gateway.lb.services.catalog.concurrency.min-limit               | -1     | gateway.lb.services.catalog.concurrency    | min-limit: -1 (expected: >= 1)
+					gateway.lb.services.catalog.concurrency.max-limit               | 0      | gateway.lb.services.catalog.concurrency    | max-limit: 0 (expected: >= 1)
+					gateway.lb.services.catalog.concurrency.partition-by            | ip     | gateway.lb.services.catalog.concurrency    | partition-by: 'ip' (expected: client-ip, header:NAME or cookie:NAME)
+					gateway.lb.services.catalog.concurrency.partitions.batch        | 1.5    | gateway.lb.services.catalog.concurrency    | partitions.batch: 1.5 (expected: a share of the limit above 0, at most 1, e.g. 0.8)
+					gateway.lb.defaults.concurrency.partitions.batch                | 0      | gateway.lb.defaults.concurrency            | partitions.batch: 0.0 (expected: a share of the limit above 0, at most 1, e.g. 0.8)
 					""")
 	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,
 			String expectation) {

@@ -11,6 +11,7 @@ import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.overload.Partitions;
 
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
@@ -83,6 +84,18 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	private final @Nullable SendListener sendListener;
 
+	/**
+	 * The partition of the service's concurrency limit the request counts in, or -1 when
+	 * the service partitions nothing.
+	 */
+	private final int partition;
+
+	/**
+	 * The time to the response headers, for the endpoint's concurrency limiter; -1 until
+	 * they arrive, or when the service limits nothing.
+	 */
+	private long headersNanos = -1;
+
 	private volatile Outcome.Phase phase = Outcome.Phase.CONNECTING;
 
 	private volatile int status;
@@ -101,10 +114,13 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * @param judged whether a rollout judges the attempt (it needs the time it was sent)
 	 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
 	 * @param sendListener told when the request is sent, or {@code null}
+	 * @param partition the partition of the concurrency limit the exchange counts in,
+	 * already counted, or -1
 	 */
 	Attempt(EndpointState state, long decayNanos, ServiceRuntime runtime, Member member, ExchangeLease lease,
-			boolean judged, long firstSentNanos, @Nullable SendListener sendListener) {
+			boolean judged, long firstSentNanos, @Nullable SendListener sendListener, int partition) {
 		super(state, decayNanos);
+		this.partition = partition;
 		this.runtime = runtime;
 		this.member = member;
 		this.lease = lease;
@@ -152,10 +168,11 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
 		boolean retries = this.runtime.settings().retry().attempts() > 0;
-		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.judged;
-		// The clock is read only when a retry's deadline, a latency sample, a hedge or a
-		// rollout needs the time; it is then when the request left, the latency sample's
-		// start.
+		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.judged
+				|| this.runtime.limitsConcurrency();
+		// The clock is read only when a retry's deadline, a latency sample, a hedge, a
+		// rollout or a concurrency limiter needs the time; it is then when the request
+		// left, the latency sample's start.
 		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtime.nanoTime() : 0;
 		start(now);
 		if (this.firstSentNanos == 0 && retries) {
@@ -180,13 +197,17 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 		this.phase = Outcome.Phase.RECEIVING;
 		Hedging hedging = this.runtime.hedging();
 		boolean endpointLatency = this.runtime.recordsLatency();
-		if (endpointLatency || hedging != null) {
+		boolean limited = this.runtime.limitsConcurrency();
+		if (endpointLatency || hedging != null || limited) {
 			long now = this.runtime.nanoTime();
 			if (endpointLatency) {
 				recordLatency(now);
 			}
 			if (hedging != null) {
 				hedging.record(now - startNanos());
+			}
+			if (limited) {
+				this.headersNanos = now - startNanos();
 			}
 		}
 	}
@@ -231,18 +252,44 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 			return false;
 		}
 		switch (kind.charge()) {
-			case SUCCESS -> this.runtime.succeeded(endpoint());
+			case SUCCESS -> {
+				if (this.runtime.limitsConcurrency()) {
+					// A success once the whole body arrived, timed to its headers.
+					endpoint().addLimitSample(this.headersNanos, false);
+				}
+				this.runtime.succeeded(endpoint());
+			}
 			case FAILURE -> {
-				if (this.runtime.recordsLatency()) {
-					recordFailure(FAILURE_LATENCY_NANOS, this.runtime.nanoTime());
+				boolean limited = this.runtime.limitsConcurrency();
+				if (this.runtime.recordsLatency() || limited) {
+					long now = this.runtime.nanoTime();
+					if (this.runtime.recordsLatency()) {
+						recordFailure(FAILURE_LATENCY_NANOS, now);
+					}
+					if (limited) {
+						// A drop, timed to its headers, or to now when it failed before
+						// them; one that never left has no time.
+						long rtt = (this.headersNanos >= 0) ? this.headersNanos
+								: (this.phase == Outcome.Phase.CONNECTING) ? -1 : now - startNanos();
+						endpoint().addLimitSample(rtt, true);
+					}
 				}
 				this.runtime.failed(endpoint());
 			}
 			case NOBODY -> {
-				// not the endpoint's doing
+				// Not the endpoint's doing: nothing for its health, no sample for its
+				// limiter (a client that left, a hedge that lost, our own cancel).
 			}
 		}
 		return true;
+	}
+
+	@Override
+	protected void released() {
+		int index = this.partition;
+		if (index >= 0) {
+			this.runtime.partitions().release(index);
+		}
 	}
 
 	/**

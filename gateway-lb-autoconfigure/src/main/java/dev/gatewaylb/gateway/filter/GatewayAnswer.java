@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.filter;
 import java.nio.charset.StandardCharsets;
 
 import dev.gatewaylb.gateway.upstream.Outcome;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
@@ -19,6 +20,11 @@ import org.springframework.web.server.ServerWebExchange;
  */
 final class GatewayAnswer {
 
+	/**
+	 * The {@code Retry-After} of a shed request, in seconds.
+	 */
+	static final String SHED_RETRY_AFTER_SECONDS = "1";
+
 	private GatewayAnswer() {
 	}
 
@@ -28,14 +34,15 @@ final class GatewayAnswer {
 	 * @param exchange the exchange
 	 * @param kind how the attempt failed
 	 * @param service the service id, for the body
-	 * @param error the error, passed on when the gateway does not answer
+	 * @param error the error, passed on when the gateway does not answer; {@code null}
+	 * when no attempt failed (a shed request)
 	 * @return completes when written
 	 */
-	static Mono<Void> write(ServerWebExchange exchange, Outcome.Kind kind, String service, Throwable error) {
+	static Mono<Void> write(ServerWebExchange exchange, Outcome.Kind kind, String service, @Nullable Throwable error) {
 		HttpStatus status = kind.status();
 		ServerHttpResponse response = exchange.getResponse();
 		if (status == null || response.isCommitted()) {
-			return Mono.error(error);
+			return (error != null) ? Mono.error(error) : Mono.empty();
 		}
 		ServerWebExchangeUtils.reset(exchange);
 		response.setStatusCode(status);
@@ -44,6 +51,11 @@ final class GatewayAnswer {
 			// The rest of the body may still be on its way, and a client this slow
 			// should not keep the connection: close it, as RFC 9110 says of a 408.
 			response.getHeaders().set(HttpHeaders.CONNECTION, "close");
+		}
+		if (kind == Outcome.Kind.SHED) {
+			// Overloaded now, likely not in a second: a well-behaved client waits that
+			// long rather than retrying at once.
+			response.getHeaders().set(HttpHeaders.RETRY_AFTER, SHED_RETRY_AFTER_SECONDS);
 		}
 		String body = "{\"status\":" + status.value() + ",\"error\":\"" + kind.error() + "\",\"service\":\""
 				+ service.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";

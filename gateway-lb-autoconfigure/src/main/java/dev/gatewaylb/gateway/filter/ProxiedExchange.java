@@ -18,6 +18,7 @@ import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.overload.Partitions;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -138,6 +139,11 @@ final class ProxiedExchange {
 
 	private int repicks;
 
+	/**
+	 * Whether the last pick found every endpoint at its concurrency limit.
+	 */
+	private boolean shed;
+
 	private long firstSentNanos;
 
 	ProxiedExchange(ProxyServices services, ExchangeLease lease, ServerWebExchange exchange, GatewayFilterChain chain,
@@ -237,6 +243,9 @@ final class ProxiedExchange {
 		}
 		Attempt attempt = pick(runtime, null);
 		if (attempt == null) {
+			if (this.shed) {
+				return shed(runtime);
+			}
 			return Mono.error(noEndpoint(runtime));
 		}
 		route(this.exchange, attempt);
@@ -354,11 +363,26 @@ final class ProxiedExchange {
 			int untried = snapshot.selectAvoiding(this::tried);
 			index = (untried >= 0) ? untried : index;
 		}
+		int partition = -1;
+		if (runtime.settings().concurrency().partitioned()) {
+			Partitions partitions = runtime.partitions();
+			partition = partitions.indexOf(partitionName(runtime));
+			if (index == Snapshot.AT_LIMIT && partitions.underShare(partition)) {
+				// Every endpoint is at its limit, but the partition has not had its share
+				// of the service's limit: it goes over, and the partitions past their
+				// shares are the ones shed.
+				index = snapshot.selectOverLimit(key);
+			}
+			if (index >= 0) {
+				partitions.acquire(partition);
+			}
+		}
 		runtime.noteFailOpen(snapshot);
 		if (index < 0) {
+			this.shed = index == Snapshot.AT_LIMIT;
 			return null;
 		}
-		Attempt attempt = claim(runtime, snapshot, index, this.firstSentNanos, sendListener);
+		Attempt attempt = claim(runtime, snapshot, index, this.firstSentNanos, sendListener, partition);
 		remember(attempt.endpoint().address());
 		this.lease.hold(attempt);
 		return attempt;
@@ -387,13 +411,13 @@ final class ProxiedExchange {
 			runtime.counters().hedgesRefusedByBudget().increment();
 			return null;
 		}
-		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null);
+		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null, -1);
 	}
 
 	private Attempt claim(ServiceRuntime runtime, Snapshot<Member> snapshot, int index, long firstSentNanos,
-			Attempt.@Nullable SendListener sendListener) {
+			Attempt.@Nullable SendListener sendListener, int partition) {
 		return new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), runtime, snapshot.value(index), this.lease,
-				this.rollout != null, firstSentNanos, sendListener);
+				this.rollout != null, firstSentNanos, sendListener, partition);
 	}
 
 	/**
@@ -455,20 +479,36 @@ final class ProxiedExchange {
 	private @Nullable CharSequence hashKey(ServiceRuntime runtime) {
 		Object key = this.hashKey;
 		if (key == UNRESOLVED) {
-			HashKey source = runtime.settings().hashKey();
-			HttpHeaders headers = this.exchange.getRequest().getHeaders();
-			String value = switch (source.source()) {
-				case CLIENT_IP -> {
-					InetAddress client = clientAddress();
-					yield (client != null) ? client.getHostAddress() : null;
-				}
-				case HEADER -> headers.getFirst(source.name());
-				case COOKIE -> Cookies.first(headers.get(HttpHeaders.COOKIE), source.name());
-			};
-			key = (value == null || value.isEmpty()) ? null : value;
+			key = keyValue(runtime.settings().hashKey());
 			this.hashKey = key;
 		}
 		return (CharSequence) key;
+	}
+
+	/**
+	 * Returns the request's partition name of the concurrency limit
+	 * ({@code concurrency.partition-by}), read where a hash key would be.
+	 */
+	private @Nullable CharSequence partitionName(ServiceRuntime runtime) {
+		HashKey source = runtime.settings().concurrency().partitionBy();
+		return (source != null) ? keyValue(source) : null;
+	}
+
+	/**
+	 * Returns the value of a key source in the request: the client's address, a header or
+	 * a cookie; {@code null} when missing or empty.
+	 */
+	private @Nullable String keyValue(HashKey source) {
+		HttpHeaders headers = this.exchange.getRequest().getHeaders();
+		String value = switch (source.source()) {
+			case CLIENT_IP -> {
+				InetAddress client = clientAddress();
+				yield (client != null) ? client.getHostAddress() : null;
+			}
+			case HEADER -> headers.getFirst(source.name());
+			case COOKIE -> Cookies.first(headers.get(HttpHeaders.COOKIE), source.name());
+		};
+		return (value == null || value.isEmpty()) ? null : value;
 	}
 
 	/**
@@ -601,6 +641,17 @@ final class ProxiedExchange {
 			rollout.failed(this.rolloutClient);
 		}
 		return unknownService(runtime.id());
+	}
+
+	/**
+	 * Answers a request shed because every endpoint is at its concurrency limit: 503 with
+	 * {@code Retry-After}, at once, charged to nobody and never retried (a retry would
+	 * only add to the overload). A rollout does not count it: what an overloaded service
+	 * sheds says nothing of the release.
+	 */
+	private Mono<Void> shed(ServiceRuntime runtime) {
+		runtime.counters().shed().increment();
+		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);
 	}
 
 	/**

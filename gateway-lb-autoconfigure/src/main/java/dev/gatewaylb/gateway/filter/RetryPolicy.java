@@ -54,7 +54,7 @@ final class RetryPolicy {
 			case CONNECT_FAILED -> true;
 			case CONNECTION_LOST -> replayable && settings.onStatuses().contains(502);
 			case SERVER_ERROR, SUCCESS -> replayable && settings.onStatuses().contains(status);
-			case TIMEOUT, SATURATED, BODY_FAILED, CLIENT_GONE, CANCELLED, NOT_UPSTREAM -> false;
+			case TIMEOUT, SATURATED, SHED, BODY_FAILED, CLIENT_GONE, CANCELLED, NOT_UPSTREAM -> false;
 			// The body read so far went to the endpoint and is gone: nothing to send
 			// again.
 			case REQUEST_BODY_IDLE -> false;

@@ -70,7 +70,8 @@ final class RuntimeFactory {
 				this.rebuilds);
 		Upstream upstream = balancedHere ? this.upstreams.build(serviceId, settings.upstream()) : null;
 		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), hedging(settings),
-				ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1, this.nanoClock);
+				ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1, this.nanoClock,
+				ServiceRuntime.partitions(settings));
 	}
 
 	/**

@@ -30,11 +30,12 @@ import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
  * {@code timeouts.request-body-min-rate}
  * @param noEndpoint requests answered 503 (or 404) because the service had no endpoint to
  * pick
+ * @param shed requests answered 503 because every endpoint was at its concurrency limit
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget,
 		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders,
-		LongAdder noEndpoint) {
+		LongAdder noEndpoint, LongAdder shed) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -47,7 +48,7 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
 				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected),
-				new LongAdder(), new LongAdder(), new LongAdder());
+				new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder());
 	}
 
 }

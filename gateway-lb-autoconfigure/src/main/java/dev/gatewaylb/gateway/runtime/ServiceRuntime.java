@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.runtime;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
@@ -13,6 +14,7 @@ import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.health.Ejections;
 import dev.gatewaylb.health.OutlierDetection;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.overload.Partitions;
 import dev.gatewaylb.retry.RetryBudget;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -53,9 +55,11 @@ public final class ServiceRuntime {
 
 	private final LongSupplier nanoClock;
 
+	private final Partitions partitions;
+
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
-			Ejections ejections, long generation, LongSupplier nanoClock) {
+			Ejections ejections, long generation, LongSupplier nanoClock, Partitions partitions) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -67,6 +71,7 @@ public final class ServiceRuntime {
 		this.ejections = ejections;
 		this.generation = generation;
 		this.nanoClock = nanoClock;
+		this.partitions = partitions;
 	}
 
 	/**
@@ -224,6 +229,28 @@ public final class ServiceRuntime {
 	}
 
 	/**
+	 * Returns whether the service's endpoints are limited ({@code concurrency.limit}), so
+	 * that attempts add samples to their limiters.
+	 * @return whether limited
+	 */
+	public boolean limitsConcurrency() {
+		return this.settings.concurrency().limits().enabled();
+	}
+
+	/**
+	 * Returns the partitions of the service's concurrency limit.
+	 * @return the partitions, {@link Partitions#NONE} when not partitioned
+	 */
+	public Partitions partitions() {
+		return this.partitions;
+	}
+
+	static Partitions partitions(ServiceSettings settings) {
+		Map<String, Double> shares = settings.concurrency().partitions();
+		return shares.isEmpty() ? Partitions.NONE : Partitions.of(shares);
+	}
+
+	/**
 	 * Returns how many runtimes the service has had, from 1.
 	 * @return the generation
 	 */
@@ -252,8 +279,12 @@ public final class ServiceRuntime {
 
 	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget,
 			@Nullable Hedging hedging) {
+		// The partitions' counts carry over while their shares do: requests in flight
+		// release into the counters they were counted in.
+		Partitions partitions = settings.concurrency().partitions().equals(this.partitions.configured())
+				? this.partitions : partitions(settings);
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
-				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock);
+				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions);
 	}
 
 	AtomicBoolean failingOpen() {

@@ -93,6 +93,8 @@ public final class ServiceRuntimes {
 
 	private final SuccessRateEjection successRateEjection;
 
+	private final ConcurrencyLimiting concurrencyLimiting;
+
 	private final HedgeWindows hedgeWindows;
 
 	private final KnownServices known = new KnownServices();
@@ -139,6 +141,7 @@ public final class ServiceRuntimes {
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);
 		this.successRateEjection = new SuccessRateEjection(this::all, control);
+		this.concurrencyLimiting = new ConcurrencyLimiting(this::all, control);
 		this.hedgeWindows = new HedgeWindows(this::all, control);
 		this.known.configured(settings.get());
 	}
@@ -383,7 +386,8 @@ public final class ServiceRuntimes {
 
 	/**
 	 * Starts following the settings and the jobs: {@code discovery-poll},
-	 * {@code latency-ejection}, {@code hedge-window-roll}; idempotent.
+	 * {@code latency-ejection}, {@code success-rate-ejection},
+	 * {@code concurrency-limits}, {@code hedge-window-roll}; idempotent.
 	 */
 	public synchronized void start() {
 		if (this.started) {
@@ -396,6 +400,7 @@ public final class ServiceRuntimes {
 		this.control.every("known-services", DiscoveryPoller.POLL_INTERVAL, this::listServices);
 		this.latencyEjection.start();
 		this.successRateEjection.start();
+		this.concurrencyLimiting.start();
 		this.hedgeWindows.start();
 	}
 

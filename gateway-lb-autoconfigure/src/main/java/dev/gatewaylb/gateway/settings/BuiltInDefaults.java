@@ -9,6 +9,8 @@ import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.FailurePercentage;
 import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.HealthProperties.SuccessRate;
+import dev.gatewaylb.config.ConcurrencyLimitAlgorithm;
+import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
@@ -28,7 +30,8 @@ import org.springframework.util.unit.DataSize;
  * a key from it exactly as from a layer the user wrote. The configuration metadata (for
  * the keys under {@code defaults}) and the tables of {@code docs/configuration.md} and
  * {@code docs/rollouts.md} show the same values; {@code BuiltInDefaultsTests} keeps them
- * equal.
+ * equal. A map has no entry here ({@code concurrency.partitions}): a binder never binds
+ * one empty, and its default, no entries, is the mapper's.
  */
 final class BuiltInDefaults {
 
@@ -48,7 +51,8 @@ final class BuiltInDefaults {
 							new FailurePercentage(false, 85, 5, 50)),
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
-			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")));
+			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")),
+			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null));
 
 	/**
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.

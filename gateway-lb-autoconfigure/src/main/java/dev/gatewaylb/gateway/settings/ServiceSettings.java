@@ -14,9 +14,10 @@ import dev.gatewaylb.request.HashKey;
  * @param health how its endpoints' health is checked
  * @param retry how failed attempts are retried
  * @param hedge when slow attempts get a backup on another endpoint
+ * @param concurrency how many requests each endpoint may have in flight
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
-		HealthSettings health, RetrySettings retry, HedgeSettings hedge) {
+		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -25,6 +26,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(health, "health");
 		Objects.requireNonNull(retry, "retry");
 		Objects.requireNonNull(hedge, "hedge");
+		Objects.requireNonNull(concurrency, "concurrency");
 	}
 
 }

@@ -19,6 +19,7 @@ import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
+import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
@@ -31,6 +32,7 @@ import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.health.FailureStatuses;
 import dev.gatewaylb.health.OutlierDetection;
+import dev.gatewaylb.overload.ConcurrencyLimits;
 import dev.gatewaylb.request.HashKey;
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.split.Split;
@@ -55,6 +57,8 @@ final class SettingsMapper {
 	private static final Function<ServiceProperties, @Nullable RetryProperties> RETRY = ServiceProperties::retry;
 
 	private static final Function<ServiceProperties, @Nullable HedgeProperties> HEDGE = ServiceProperties::hedge;
+
+	private static final Function<ServiceProperties, @Nullable ConcurrencyProperties> CONCURRENCY = ServiceProperties::concurrency;
 
 	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
 			HealthProperties::passive);
@@ -142,7 +146,36 @@ final class SettingsMapper {
 				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos(),
 				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
 		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
-				upstream(layers), health, retry, hedge);
+				upstream(layers), health, retry, hedge, concurrency(layers));
+	}
+
+	private static ConcurrencySettings concurrency(Layers layers) {
+		ConcurrencyLimits.Algorithm algorithm = switch (layers.get(in(CONCURRENCY, ConcurrencyProperties::limit))) {
+			case NONE -> ConcurrencyLimits.Algorithm.NONE;
+			case GRADIENT2 -> ConcurrencyLimits.Algorithm.GRADIENT2;
+			case VEGAS -> ConcurrencyLimits.Algorithm.VEGAS;
+			case AIMD -> ConcurrencyLimits.Algorithm.AIMD;
+			case FIXED -> ConcurrencyLimits.Algorithm.FIXED;
+		};
+		int initial = layers.get(in(CONCURRENCY, ConcurrencyProperties::initialLimit));
+		int min = layers.get(in(CONCURRENCY, ConcurrencyProperties::minLimit));
+		int max = layers.get(in(CONCURRENCY, ConcurrencyProperties::maxLimit));
+		// Each bound is checked where it is bound; how they stand to each other only
+		// once the layers are merged.
+		if (max < min) {
+			throw new InvalidConfigurationPropertyValueException(
+					layers.pathOf(in(CONCURRENCY, ConcurrencyProperties::maxLimit), "concurrency.max-limit"), max,
+					"expected: at least concurrency.min-limit, " + min);
+		}
+		if (initial < min || initial > max) {
+			throw new InvalidConfigurationPropertyValueException(
+					layers.pathOf(in(CONCURRENCY, ConcurrencyProperties::initialLimit), "concurrency.initial-limit"),
+					initial, "expected: from concurrency.min-limit to concurrency.max-limit, " + min + " to " + max);
+		}
+		String partitionBy = layers.get(in(CONCURRENCY, ConcurrencyProperties::partitionBy)).trim();
+		return new ConcurrencySettings(new ConcurrencyLimits(algorithm, initial, min, max),
+				partitionBy.isEmpty() ? null : HashKey.parse("partition-by", partitionBy),
+				layers.find(in(CONCURRENCY, ConcurrencyProperties::partitions), Map.of()));
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {
@@ -360,6 +393,18 @@ final class SettingsMapper {
 				value = key.apply(BuiltInDefaults.SERVICE);
 			}
 			return Objects.requireNonNull(value, "a key without a built-in default");
+		}
+
+		/**
+		 * Returns a key's value from the first layer that sets it, for a key whose
+		 * built-in default is not a value a binder makes (an empty map).
+		 */
+		<T> T find(Function<ServiceProperties, @Nullable T> key, T builtIn) {
+			T value = key.apply(this.service);
+			if (value == null) {
+				value = key.apply(this.defaults);
+			}
+			return (value != null) ? value : builtIn;
 		}
 
 		/**

@@ -96,6 +96,13 @@ public final class Outcome {
 		SATURATED(Charge.NOBODY, false, HttpStatus.SERVICE_UNAVAILABLE, "upstream saturated"),
 
 		/**
+		 * Every endpoint was at its concurrency limit ({@code concurrency.limit}), and
+		 * the request's partition past its share: answered 503 with {@code Retry-After}
+		 * at once, never retried. No endpoint was contacted.
+		 */
+		SHED(Charge.NOBODY, false, HttpStatus.SERVICE_UNAVAILABLE, "concurrency limit reached"),
+
+		/**
 		 * The client sent no part of its request body for
 		 * {@code timeouts.request-body-idle}: the client's doing. The attempt is
 		 * cancelled and its connection let go; the client gets 408, or a closed

@@ -13,6 +13,7 @@ import java.util.function.Function;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.health.FailureStatuses;
+import dev.gatewaylb.overload.ConcurrencyLimits;
 import dev.gatewaylb.request.HashKey;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -112,6 +113,18 @@ class SettingsLayersPropertyTests {
 					Duration.ofMillis(20), "0s", Duration.ZERO, "1s", Duration.ofSeconds(1)),
 			key("hedge.methods", (s) -> s.hedge().methods(), Set.of("GET", "HEAD", "OPTIONS"), "GET,DELETE",
 					Set.of("GET", "DELETE"), "get", Set.of("GET"), "PUT,head", Set.of("PUT", "HEAD")),
+			key("concurrency.limit", (s) -> s.concurrency().limits().algorithm(), ConcurrencyLimits.Algorithm.NONE,
+					"gradient2", ConcurrencyLimits.Algorithm.GRADIENT2, "vegas", ConcurrencyLimits.Algorithm.VEGAS,
+					"aimd", ConcurrencyLimits.Algorithm.AIMD, "fixed", ConcurrencyLimits.Algorithm.FIXED, "none",
+					ConcurrencyLimits.Algorithm.NONE),
+			// Values that keep min <= initial <= max in any mix of layers.
+			key("concurrency.initial-limit", (s) -> s.concurrency().limits().initialLimit(), 20, "10", 10, "50", 50),
+			key("concurrency.min-limit", (s) -> s.concurrency().limits().minLimit(), 1, "2", 2, "5", 5),
+			key("concurrency.max-limit", (s) -> s.concurrency().limits().maxLimit(), 500, "100", 100, "1000", 1000),
+			key("concurrency.partition-by", (s) -> String.valueOf(s.concurrency().partitionBy()), "null",
+					"header:X-Priority", "header:X-Priority", "cookie:tier", "cookie:tier", "", "null"),
+			key("concurrency.partitions", (s) -> s.concurrency().partitions(), Map.of(), "critical=0.8,batch=0.2",
+					Map.of("critical", 0.8, "batch", 0.2), "gold=0.5", Map.of("gold", 0.5)),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
@@ -258,6 +271,14 @@ class SettingsLayersPropertyTests {
 		 * as YAML would.
 		 */
 		private void write(String property, Value value, Random random) {
+			if (value.resolved instanceof Map<?, ?>) {
+				// A map, entry by entry: partitions.critical=0.8.
+				for (String entry : value.text.split(",")) {
+					String[] pair = entry.split("=");
+					this.properties.put(property + "." + pair[0], pair[1]);
+				}
+				return;
+			}
 			boolean list = value.resolved instanceof Set<?> || value.resolved instanceof FailureStatuses;
 			if (list && !value.text.isEmpty() && random.nextBoolean()) {
 				String[] elements = value.text.split(",");

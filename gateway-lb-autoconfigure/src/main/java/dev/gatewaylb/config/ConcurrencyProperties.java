@@ -1,0 +1,66 @@
+package dev.gatewaylb.config;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.gatewaylb.request.HashKey;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Adaptive concurrency limits of a service's endpoints; a key that is not set is
+ * {@code null}.
+ *
+ * @param limit Limit algorithm of each endpoint's requests in flight (Netflix
+ * concurrency-limits). An endpoint at its limit is not picked; when every endpoint is,
+ * the request is answered 503 with Retry-After at once and never retried. none turns
+ * limits off.
+ * @param initialLimit Limit of each endpoint before its first samples, and the limit of
+ * fixed.
+ * @param minLimit Lowest limit an endpoint's algorithm may set.
+ * @param maxLimit Highest limit an endpoint's algorithm may set.
+ * @param partitionBy Where a request's partition name comes from: header:NAME,
+ * cookie:NAME or client-ip, spelt as hash-key. Empty puts every request in one partition.
+ * @param partitions Share of the service's limit each partition is guaranteed, by
+ * partition name, each above 0, summing to at most 1; the rest is for requests of no
+ * listed partition. A partition under its share is never shed; shedding starts with the
+ * partitions over theirs.
+ */
+public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @Nullable Integer initialLimit,
+		@Nullable Integer minLimit, @Nullable Integer maxLimit, @Nullable String partitionBy,
+		@Nullable Map<String, Double> partitions) {
+
+	public ConcurrencyProperties {
+		if (initialLimit != null && initialLimit < 1) {
+			throw new IllegalArgumentException("initial-limit: " + initialLimit + " (expected: >= 1)");
+		}
+		if (minLimit != null && minLimit < 1) {
+			throw new IllegalArgumentException("min-limit: " + minLimit + " (expected: >= 1)");
+		}
+		if (maxLimit != null && maxLimit < 1) {
+			throw new IllegalArgumentException("max-limit: " + maxLimit + " (expected: >= 1)");
+		}
+		if (partitionBy != null && !partitionBy.isBlank()) {
+			HashKey.parse("partition-by", partitionBy.trim());
+		}
+		if (partitions != null) {
+			double sum = 0;
+			for (Map.Entry<String, Double> partition : partitions.entrySet()) {
+				Double share = partition.getValue();
+				// NaN fails both comparisons.
+				if (share == null || !(share > 0 && share <= 1)) {
+					throw new IllegalArgumentException("partitions." + partition.getKey() + ": " + share
+							+ " (expected: a share of the limit above 0, at most 1, e.g. 0.8)");
+				}
+				sum += share;
+			}
+			// A little slack for shares such as 0.7 + 0.2 + 0.1, whose double sum is
+			// above 1.
+			if (sum > 1 + 1e-9) {
+				throw new IllegalArgumentException(
+						"partitions: " + partitions + " (expected: shares that sum to at most 1)");
+			}
+			partitions = Map.copyOf(new LinkedHashMap<>(partitions));
+		}
+	}
+
+}

@@ -1,0 +1,40 @@
+package dev.gatewaylb.gateway.settings;
+
+import java.util.Map;
+import java.util.Objects;
+
+import dev.gatewaylb.overload.ConcurrencyLimits;
+import dev.gatewaylb.request.HashKey;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A service's concurrency limits and the partitions that share them.
+ *
+ * @param limits the algorithm and its bounds
+ * @param partitionBy where a request's partition name comes from, or {@code null} for one
+ * partition
+ * @param partitions the share of the service's limit each partition is guaranteed, by
+ * name
+ */
+public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey partitionBy,
+		Map<String, Double> partitions) {
+
+	/**
+	 * No limits, no partitions.
+	 */
+	public static final ConcurrencySettings NONE = new ConcurrencySettings(ConcurrencyLimits.NONE, null, Map.of());
+
+	public ConcurrencySettings {
+		Objects.requireNonNull(limits, "limits");
+		partitions = Map.copyOf(partitions);
+	}
+
+	/**
+	 * Returns whether requests are partitioned: limits on, a source and a partition.
+	 * @return whether partitioned
+	 */
+	public boolean partitioned() {
+		return this.limits.enabled() && this.partitionBy != null && !this.partitions.isEmpty();
+	}
+
+}
