@@ -13,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * Netflix's partitioned limiter shares one: each partition is guaranteed its share of the
  * service's limit (at least one request), and the rest, what the shares leave, is the
  * share of requests of no listed partition. A request of a partition under its share is
- * admitted even when every endpoint is at its limit; one over it only where an endpoint
- * has room, so shedding starts with the partitions over their shares.
+ * admitted even when every endpoint is at its limit; one over it only into a place no
+ * other partition's unused share has a claim to, and where an endpoint has room, so
+ * shedding starts with the partitions over their shares.
  * <p>
  * Thread-safe without locks: one atomic counter of requests in flight per partition, and
  * the service's limit, which the control thread writes. A partition's count may pass its
@@ -95,9 +96,33 @@ public final class Partitions {
 		return limit == 0 || this.inFlight[index].get() < share(index, limit);
 	}
 
+	/**
+	 * Returns whether a request of partition {@code index}, which is past its share, may
+	 * take a place: only one that no partition under its share has a claim to. The places
+	 * the other partitions have not used of their shares are kept for them, so that a
+	 * partition always gets its share of the limit, however busy the others are. Reads
+	 * each partition's count once (there are a few).
+	 * @param index a partition's index
+	 * @return whether a spare place is left
+	 */
+	public boolean hasSpare(int index) {
+		long limit = this.serviceLimit;
+		if (limit == 0) {
+			return true;
+		}
+		long taken = 0;
+		for (int i = 0; i < this.inFlight.length; i++) {
+			int count = this.inFlight[i].get();
+			taken += (i == index) ? count : Math.max(count, share(i, limit));
+		}
+		return taken < limit;
+	}
+
 	private long share(int index, long limit) {
 		double share = this.shares[index];
-		return (share == 0) ? 0 : Math.max(1, (long) Math.ceil(share * limit));
+		// Less a hair, so that a share such as 1 - 0.9 (0.10000000000000009) of 100 is
+		// 10.
+		return (share == 0) ? 0 : Math.max(1, (long) Math.ceil(share * limit - 1e-9));
 	}
 
 	/**

@@ -367,11 +367,17 @@ final class ProxiedExchange {
 		if (runtime.settings().concurrency().partitioned()) {
 			Partitions partitions = runtime.partitions();
 			partition = partitions.indexOf(partitionName(runtime));
-			if (index == Snapshot.AT_LIMIT && partitions.underShare(partition)) {
-				// Every endpoint is at its limit, but the partition has not had its share
-				// of the service's limit: it goes over, and the partitions past their
-				// shares are the ones shed.
-				index = snapshot.selectOverLimit(key);
+			if (partitions.underShare(partition)) {
+				if (index == Snapshot.AT_LIMIT) {
+					// Every endpoint is at its limit, but the partition has not had its
+					// share of the service's limit: it goes over, and the partitions past
+					// their shares are the ones shed.
+					index = snapshot.selectOverLimit(key);
+				}
+			}
+			else if (index >= 0 && !partitions.hasSpare(partition)) {
+				// Past its share, and what is left is the others' to claim.
+				index = Snapshot.AT_LIMIT;
 			}
 			if (index >= 0) {
 				partitions.acquire(partition);

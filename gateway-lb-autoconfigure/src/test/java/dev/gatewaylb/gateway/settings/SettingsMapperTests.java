@@ -158,6 +158,25 @@ class SettingsMapperTests {
 				Duration.ofSeconds(7).toNanos(), Duration.ofSeconds(10).toNanos()));
 	}
 
+	@ParameterizedTest(name = "service [{0}] over defaults [{1}]")
+	@CsvSource(delimiter = '|', nullValues = "unset",
+			textBlock = """
+					concurrency.max-limit=10          | concurrency.min-limit=20 | gateway.lb.services.catalog.concurrency.max-limit | 10 | at least concurrency.min-limit, 20
+					concurrency.initial-limit=600     | unset                    | gateway.lb.services.catalog.concurrency.initial-limit | 600 | from concurrency.min-limit to concurrency.max-limit, 1 to 500
+					unset                             | concurrency.max-limit=5  | gateway.lb.defaults.concurrency.initial-limit | 20 | 1 to 5
+					""")
+	void rejectsLimitsThatDoNotFitTogetherNamingTheKeyOfTheLayer(String service, String defaults, String property,
+			int value, String reason) {
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
+			.isThrownBy(() -> resolve((service != null) ? layer(service.split("=")) : layer(),
+					(defaults != null) ? layer(defaults.split("=")) : layer()))
+			.satisfies((ex) -> {
+				assertThat(ex.getName()).isEqualTo(property);
+				assertThat(ex.getValue()).isEqualTo(value);
+				assertThat(ex.getReason()).contains(reason);
+			});
+	}
+
 	private static ServiceSettings resolve(ServiceProperties service, ServiceProperties defaults) {
 		return SettingsMapper.resolve(PATH, service, defaults);
 	}
