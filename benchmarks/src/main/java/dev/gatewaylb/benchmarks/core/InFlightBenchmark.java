@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.InFlightGuard;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
@@ -25,7 +26,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * A whole pick with its in-flight accounting, as one request costs it: select, acquire
  * (in-flight up, pick counted, the guard allocated) and release. With two threads the
- * endpoints' counters are shared and contended.
+ * endpoints' counters are shared and contended. With {@code limited}, every endpoint has a
+ * concurrency limit it never reaches (the pick's check then reads a real limit), and
+ * {@link #selectAcquireSampleRelease} adds what an attempt of a limited service adds: one
+ * sample for the endpoint's limiter.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -41,6 +45,9 @@ public class InFlightBenchmark {
 	@Param({ "100" })
 	public int endpoints;
 
+	@Param({ "false" })
+	public boolean limited;
+
 	private Balancer<Endpoint> balancer;
 
 	private String[] keys;
@@ -53,6 +60,12 @@ public class InFlightBenchmark {
 		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
 				: new String[Fixtures.KEYS];
 		this.load = Load.apply(this.balancer.snapshot(), 0);
+		if (this.limited) {
+			Snapshot<Endpoint> snapshot = this.balancer.snapshot();
+			for (int i = 0; i < snapshot.size(); i++) {
+				snapshot.state(i).concurrencyLimit(1_000_000);
+			}
+		}
 	}
 
 	@TearDown
@@ -69,6 +82,14 @@ public class InFlightBenchmark {
 	@Threads(2)
 	public boolean selectAcquireReleaseTwoThreads(KeyCursor cursor) {
 		return cycle(cursor);
+	}
+
+	@Benchmark
+	public boolean selectAcquireSampleRelease(KeyCursor cursor) {
+		Snapshot<Endpoint> snapshot = this.balancer.snapshot();
+		InFlightGuard guard = snapshot.acquire(snapshot.select(cursor.next(this.keys)));
+		guard.endpoint().addLimitSample(20_000_000L, false);
+		return guard.release();
 	}
 
 	private boolean cycle(KeyCursor cursor) {

@@ -103,7 +103,8 @@ final class HedgedRace {
 	 * @param runtime the service's runtime
 	 * @param hedging the service's hedging
 	 * @return the attempt whose headers came first, or the one that failed last with its
-	 * error; a service with no endpoint to pick fails it with the owner's answer
+	 * error; a service with no endpoint to pick, or every endpoint at its limit, fails it
+	 * with the owner's {@link ProxiedExchange#noPick}
 	 */
 	static Mono<Round> run(ProxiedExchange owner, ServiceRuntime runtime, Hedging hedging) {
 		return Mono.create((sink) -> new HedgedRace(owner, runtime, hedging, sink).start());
@@ -117,7 +118,7 @@ final class HedgedRace {
 		Attempt attempt = this.owner.pick(this.runtime, this::sent);
 		if (attempt == null) {
 			LIVE.setVolatile(this, DONE);
-			this.sink.error(this.owner.noEndpoint(this.runtime));
+			this.sink.error(this.owner.noPick(this.runtime));
 			return;
 		}
 		if (this.owner.isFirstRound()) {

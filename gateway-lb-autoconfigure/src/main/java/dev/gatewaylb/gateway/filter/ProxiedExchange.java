@@ -239,7 +239,9 @@ final class ProxiedExchange {
 	private Mono<Void> next(ServiceRuntime runtime) {
 		Hedging hedging = runtime.hedging();
 		if (hedging != null && hedges(runtime, this.exchange.getRequest())) {
-			return HedgedRace.run(this, runtime, hedging).flatMap((round) -> decide(round.attempt(), round.error()));
+			return HedgedRace.run(this, runtime, hedging)
+				.onErrorResume(Shed.class::isInstance, (shed) -> shed(runtime).then(Mono.<HedgedRace.Round>empty()))
+				.flatMap((round) -> decide(round.attempt(), round.error()));
 		}
 		Attempt attempt = pick(runtime, null);
 		if (attempt == null) {
@@ -647,6 +649,31 @@ final class ProxiedExchange {
 			rollout.failed(this.rolloutClient);
 		}
 		return unknownService(runtime.id());
+	}
+
+	/**
+	 * Returns why the last pick found nothing, for a hedged round to fail with: the
+	 * signal of a shed request, which the owner answers, or the answer of a service with
+	 * no endpoint.
+	 * @param runtime the service's runtime
+	 * @return the error
+	 */
+	RuntimeException noPick(ServiceRuntime runtime) {
+		return this.shed ? Shed.INSTANCE : noEndpoint(runtime);
+	}
+
+	/**
+	 * Says that a hedged round's first pick found every endpoint at its limit: never
+	 * leaves the owner, so it has no stack.
+	 */
+	private static final class Shed extends RuntimeException {
+
+		static final Shed INSTANCE = new Shed();
+
+		private Shed() {
+			super("every endpoint at its concurrency limit", null, false, false);
+		}
+
 	}
 
 	/**

@@ -82,8 +82,15 @@ final class ScriptedExchanges implements AutoCloseable {
 	 * Starts an exchange of {@code method} to {@code lb://svc/x}.
 	 */
 	Run start(HttpMethod method) {
+		return start(method, "X-Test", "");
+	}
+
+	/**
+	 * Starts an exchange of {@code method} to {@code lb://svc/x} with one header.
+	 */
+	Run start(HttpMethod method, String header, String value) {
 		MockServerWebExchange exchange = MockServerWebExchange
-			.from(MockServerHttpRequest.method(method, URI.create("http://gateway/x")));
+			.from(MockServerHttpRequest.method(method, URI.create("http://gateway/x")).header(header, value));
 		URI url = URI.create("lb://svc/x");
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, url);
 		ExchangeLease lease = new ExchangeLease();

@@ -1,0 +1,141 @@
+package dev.gatewaylb.gateway.filter;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.gateway.discovery.Member;
+import io.netty.handler.timeout.ReadTimeoutException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The attempt loop of a service with concurrency limits, driven step by step: what is
+ * shed, how it is answered, what each outcome gives the endpoints' limiters.
+ */
+class ConcurrencyLimitExchangeTests {
+
+	private static final Map<String, Object> LIMITED = Map.of("gateway.lb.defaults.concurrency.limit", "fixed",
+			"gateway.lb.defaults.concurrency.initial-limit", "1");
+
+	@Test
+	void aRequestFindingEveryEndpointAtItsLimitIsAnswered503WithRetryAfterAndNeverSent() {
+		try (ScriptedExchanges service = new ScriptedExchanges(LIMITED, "a", "b")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(first.sends).hasSize(1);
+			assertThat(second.sends).hasSize(1);
+			assertThat(first.send(0).endpoint()).isNotEqualTo(second.send(0).endpoint());
+			ScriptedExchanges.Run shed = service.start(HttpMethod.GET);
+			assertThat(shed.sends).as("nothing sent").isEmpty();
+			assertThat(shed.status()).isEqualTo(503);
+			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+			assertThat(shed.body())
+				.isEqualTo("{\"status\":503,\"error\":\"concurrency limit reached\",\"service\":\"svc\"}");
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			assertThat(service.runtime.counters().retried().sum()).as("never retried").isZero();
+			assertThat(service.runtime.counters().noEndpoint().sum()).isZero();
+			finish(first, second);
+			ScriptedExchanges.Run after = service.start(HttpMethod.GET);
+			assertThat(after.sends).as("picked again once one ended").hasSize(1);
+			finish(after);
+			shed.end();
+		}
+	}
+
+	@Test
+	void aHedgedServiceShedsTheSameWay() {
+		Map<String, Object> hedged = new java.util.HashMap<>(LIMITED);
+		hedged.put("gateway.lb.defaults.hedge.max-extra-load", "0.5");
+		try (ScriptedExchanges service = new ScriptedExchanges(hedged, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run shed = service.start(HttpMethod.GET);
+			assertThat(shed.status()).isEqualTo(503);
+			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			finish(first);
+			shed.end();
+		}
+	}
+
+	@Test
+	void aSuccessIsASampleAtTheEndOfItsBodyAFailureADropAndAClientGoneNothing() {
+		try (ScriptedExchanges service = new ScriptedExchanges(LIMITED, "a")) {
+			EndpointState state = service.snapshot().state(0);
+			ScriptedExchanges.Run ok = service.start(HttpMethod.GET);
+			ok.send(0).sent().answers(200);
+			assertThat(state.limitSamples()).as("headers only").isZero();
+			ok.send(0).completes();
+			assertThat(state.limitSamples()).isEqualTo(1);
+			assertThat(state.limitDrops()).isZero();
+			ok.end();
+
+			ScriptedExchanges.Run timedOut = service.start(HttpMethod.POST);
+			timedOut.send(0).sent().fails(ReadTimeoutException.INSTANCE);
+			assertThat(state.limitDrops()).isEqualTo(1);
+			assertThat(state.limitSamples()).as("a timeout is timed").isEqualTo(2);
+			timedOut.end();
+
+			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
+			gone.send(0).sent();
+			gone.cancel();
+			gone.send(0).attempt.responseFailed(new java.io.IOException("connection reset"));
+			assertThat(state.limitSamples()).isEqualTo(2);
+			assertThat(state.limitDrops()).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void aPartitionUnderItsShareGoesOverTheLimitsAndOnePastItIsShed() {
+		Map<String, Object> partitioned = new java.util.HashMap<>(LIMITED);
+		partitioned.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
+		partitioned.put("gateway.lb.defaults.concurrency.partitions.critical", "0.5");
+		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a", "b")) {
+			limitEveryEndpointTo(service, 2);
+			// A service limit of 4: critical is guaranteed 2, the rest 2.
+			service.runtime.partitions().serviceLimit(4);
+			List<ScriptedExchanges.Run> rest = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				rest.add(service.start(HttpMethod.GET));
+			}
+			assertThat(rest.subList(0, 2)).allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(rest.subList(2, 4)).as("past the rest's share, the places critical has not used are its")
+				.allSatisfy((run) -> assertThat(run.status()).isEqualTo(503));
+			ScriptedExchanges.Run critical = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical2 = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical3 = service.start(HttpMethod.GET, "X-Class", "critical");
+			assertThat(critical.sends).hasSize(1);
+			assertThat(critical2.sends).hasSize(1);
+			assertThat(critical3.status()).as("critical past its share, every endpoint at its limit").isEqualTo(503);
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(2, 2);
+			finish(rest.get(0), rest.get(1), critical, critical2);
+			rest.subList(2, 4).forEach(ScriptedExchanges.Run::end);
+			critical3.end();
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(0, 0);
+		}
+	}
+
+	private static void limitEveryEndpointTo(ScriptedExchanges service, int limit) {
+		Snapshot<Member> snapshot = service.snapshot();
+		for (int i = 0; i < snapshot.size(); i++) {
+			snapshot.state(i).concurrencyLimit(limit);
+		}
+	}
+
+	private static void finish(ScriptedExchanges.Run... runs) {
+		for (ScriptedExchanges.Run run : runs) {
+			run.send(0).sent().answers(200);
+			run.send(0).completes();
+			run.end();
+		}
+	}
+
+}
