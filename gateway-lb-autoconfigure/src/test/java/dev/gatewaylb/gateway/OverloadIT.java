@@ -48,8 +48,7 @@ class OverloadIT extends GatewayIntegrationTest {
 		backends.forEach((service, servers) -> {
 			gateway.route(service).uris(service, servers.stream().map(WorkerBackend::uri).toList());
 			if (!service.equals("unlimited")) {
-				gateway.set("gateway.lb.services." + service + ".concurrency.limit",
-						System.getProperty("overload.limit", "gradient2"));
+				gateway.set("gateway.lb.services." + service + ".concurrency.limit", "gradient2");
 			}
 		});
 		gateway.set("gateway.lb.services.partitioned.concurrency.partition-by", "header:X-Class")
@@ -139,7 +138,7 @@ class OverloadIT extends GatewayIntegrationTest {
 			running.join();
 		}
 		finally {
-			halved(backends.get("halving").get(0));
+			backends.get("halving").get(0).workers(WORKERS);
 			load.close();
 		}
 	}
@@ -164,10 +163,6 @@ class OverloadIT extends GatewayIntegrationTest {
 		finally {
 			load.close();
 		}
-	}
-
-	private static void halved(WorkerBackend backend) {
-		backend.workers(WORKERS);
 	}
 
 	/**
