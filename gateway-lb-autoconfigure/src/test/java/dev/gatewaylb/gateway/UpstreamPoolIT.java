@@ -130,9 +130,8 @@ class UpstreamPoolIT extends GatewayIntegrationTest {
 		warmUp("cool", shared);
 		List<Long> baseline = coolLatencies(30);
 
-		// 2 held for 10 s, 2 waiting for them, the rest rejected: hot stays saturated
-		// until
-		// the client gives up on the held ones, after the measurement.
+		// 2 held for 10 s, 2 waiting for them, the rest rejected: hot stays
+		// saturated until the client gives up on the held ones, after the measurement.
 		Upstream upstream = ready("hot").upstream();
 		AtomicInteger hotRejected = new AtomicInteger();
 		AtomicInteger hotServed = new AtomicInteger();
@@ -141,12 +140,10 @@ class UpstreamPoolIT extends GatewayIntegrationTest {
 			.flatMap((i) -> sendHot(i), 8)
 			.subscribe((answer) -> ((answer.status() == 503) ? hotRejected : hotServed).incrementAndGet()));
 		try {
-			// Eight at once may fill the queue one short: while two event loops race for
-			// its
-			// last place, Reactor Netty's pool can turn a request away before the other's
-			// place is handed a connection. One more request at each look fills it, and
-			// any
-			// extra is turned away, as a saturated upstream should.
+			// Eight at once may fill the queue one short: while two event loops race
+			// for its last place, Reactor Netty's pool can turn a request away before
+			// the other's place is handed a connection. One more request at each look
+			// fills it, and any extra is turned away, as a saturated upstream should.
 			await().atMost(Duration.ofSeconds(15)).until(() -> {
 				Upstream.PoolCounts counts = upstream.counts();
 				if (counts.active() == 2 && counts.pending() == 2) {
