@@ -8,10 +8,13 @@ import dev.gatewaylb.balance.EndpointState;
  * from the samples the request path adds to the endpoint's state, and the limit it sets
  * written back there for the picks to read.
  * <p>
- * Windows, as Netflix's {@code WindowedLimit} makes them: a window closes once it has
- * {@value #MIN_WINDOW_SAMPLES} samples, or after {@link #MAX_WINDOW_NANOS} with at least
- * one, and gives the limit one sample: the window's average time to the response headers,
- * the most requests in flight a sample saw, and whether any request was dropped. Unlike
+ * Windows: a window closes once it has {@value #MIN_WINDOW_SAMPLES} samples when the
+ * control thread looks (every tenth of a second), or after {@link #MAX_WINDOW_NANOS} with
+ * at least one, and gives the limit one sample: the window's average time to the response
+ * headers, the most requests in flight a sample saw, and whether any request was dropped.
+ * Netflix's {@code WindowedLimit} needs the same ten samples but keeps a window open for
+ * a second at least; a tenth lets a limit follow an overload within a second (its
+ * Gradient2 parameters are set for that, {@link ConcurrencyLimits}). Unlike
  * {@code WindowedLimit}, the request path neither allocates a window per sample nor takes
  * its lock: it adds to the endpoint's {@link java.util.concurrent.atomic.LongAdder}s, and
  * the control thread, the only caller of {@link #update}, reads them. The limit's own

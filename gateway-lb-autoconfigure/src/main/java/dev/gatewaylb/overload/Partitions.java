@@ -13,9 +13,9 @@ import org.jspecify.annotations.Nullable;
  * Netflix's partitioned limiter shares one: each partition is guaranteed its share of the
  * service's limit (at least one request), and the rest, what the shares leave, is the
  * share of requests of no listed partition. A request of a partition under its share is
- * admitted even when every endpoint is at its limit; one over it only into a place no
- * other partition's unused share has a claim to, and where an endpoint has room, so
- * shedding starts with the partitions over their shares.
+ * admitted even when every endpoint is at its limit; one over it only while the service
+ * is under its limit and an endpoint has room, so shedding starts with the partitions
+ * over their shares, and a partition may use what the others leave idle.
  * <p>
  * Thread-safe without locks: one atomic counter of requests in flight per partition, and
  * the service's limit, which the control thread writes. A partition's count may pass its
@@ -98,24 +98,38 @@ public final class Partitions {
 
 	/**
 	 * Returns whether a request of partition {@code index}, which is past its share, may
-	 * take a place: only one that no partition under its share has a claim to. The places
-	 * the other partitions have not used of their shares are kept for them, so that a
-	 * partition always gets its share of the limit, however busy the others are. Reads
-	 * each partition's count once (there are a few).
+	 * take a place: while the requests in flight, all partitions together, are fewer than
+	 * the service's limit, or while another partition is further past its own share (by
+	 * the ratio of its requests in flight to its share). A partition may so borrow what
+	 * the others leave unused, as in Netflix's partitioned limiter, and gives it back by
+	 * being shed first: the one furthest past its share is turned away while the others
+	 * are admitted past the limit, and its borrowed places go as its requests end. A
+	 * partition under its share is always admitted ({@link #underShare}). Reads each
+	 * partition's count once (there are a few).
 	 * @param index a partition's index
-	 * @return whether a spare place is left
+	 * @return whether it may take a place
 	 */
 	public boolean hasSpare(int index) {
 		long limit = this.serviceLimit;
 		if (limit == 0) {
 			return true;
 		}
+		long own = this.inFlight[index].get();
+		long ownShare = share(index, limit);
 		long taken = 0;
+		boolean anotherFurtherPast = false;
 		for (int i = 0; i < this.inFlight.length; i++) {
-			int count = this.inFlight[i].get();
-			taken += (i == index) ? count : Math.max(count, share(i, limit));
+			long count = (i == index) ? own : this.inFlight[i].get();
+			taken += count;
+			if (i != index) {
+				long share = share(i, limit);
+				// count / share > own / ownShare, multiplied out; a partition of no share
+				// with requests in flight is past any that has one.
+				anotherFurtherPast |= (share == 0) ? (count > 0 && ownShare > 0)
+						: (count > share && count * ownShare > own * share);
+			}
 		}
-		return taken < limit;
+		return taken < limit || anotherFurtherPast;
 	}
 
 	private long share(int index, long limit) {

@@ -61,6 +61,40 @@ class EndpointLimiterTests {
 			.isLessThan(learnt / 2);
 	}
 
+	/**
+	 * An endpoint of four workers of 20 ms, kept at its limit: each window's time is the
+	 * service time plus the wait behind the workers, so a limit above four shows as
+	 * latency. After two seconds of light traffic, Gradient2 as configured falls from the
+	 * initial 20 within a second of overload and then holds near the workers for 20 s
+	 * rather than creeping up (the library's tolerance of 1.5 let it climb;
+	 * ConcurrencyLimits#GRADIENT_RTT_TOLERANCE).
+	 */
+	@Test
+	void gradient2FindsAnEndpointsWorkersAndStaysThere() {
+		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500);
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
+		windows(limiter, 20, 20 * MS, 1);
+		assertThat(this.state.concurrencyLimit()).as("light traffic says nothing of the limit").isEqualTo(20);
+		List<Integer> seen = new ArrayList<>();
+		for (int w = 0; w < 200; w++) {
+			int limit = this.state.concurrencyLimit();
+			windows(limiter, 1, 20 * MS * Math.max(4, limit) / 4, limit);
+			seen.add(this.state.concurrencyLimit());
+		}
+		assertThat(seen.get(9)).as("after a second, the limits were %s", seen).isLessThanOrEqualTo(8);
+		assertThat(seen.subList(10, 200)).as("the limits were %s", seen)
+			.allSatisfy((limit) -> assertThat(limit).isBetween(4, 8));
+	}
+
+	@Test
+	void gradient2LetsAQueueGrowAsTheRootOfTheLimit() {
+		assertThat(ConcurrencyLimits.gradientQueueSize(1)).isOne();
+		assertThat(ConcurrencyLimits.gradientQueueSize(6)).isOne();
+		assertThat(ConcurrencyLimits.gradientQueueSize(16)).isEqualTo(2);
+		assertThat(ConcurrencyLimits.gradientQueueSize(100)).isEqualTo(5);
+		assertThat(ConcurrencyLimits.gradientQueueSize(500)).isEqualTo(11);
+	}
+
 	@Test
 	void aimdBacksOffOnAWindowWithADrop() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.AIMD, 100, 10, 500);

@@ -31,31 +31,43 @@ class PartitionsTests {
 	}
 
 	@Test
-	void aPartitionPastItsShareGetsOnlyPlacesNoOtherShareClaims() {
+	void aPartitionPastItsShareBorrowsOnlyWhileTheServiceIsUnderItsLimit() {
 		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
 		int critical = partitions.indexOf("critical");
 		int batch = partitions.indexOf("batch");
 		partitions.serviceLimit(10);
-		// batch's share is 2; critical's 8 are kept for it even while it uses none.
-		partitions.acquire(batch);
-		partitions.acquire(batch);
+		// batch's share is 2: past it, it borrows what critical leaves idle, up to the
+		// service's limit.
+		for (int i = 0; i < 9; i++) {
+			partitions.acquire(batch);
+		}
 		assertThat(partitions.underShare(batch)).isFalse();
-		assertThat(partitions.hasSpare(batch)).isFalse();
-		// Critical over its share may take what batch does not use of its own.
-		Partitions idleBatch = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
-		idleBatch.serviceLimit(10);
+		assertThat(partitions.hasSpare(batch)).as("9 of 10 in flight").isTrue();
+		partitions.acquire(batch);
+		assertThat(partitions.hasSpare(batch)).as("10 of 10: batch is shed").isFalse();
+		// Critical is still under its share of 8, so it goes past the limit: what batch
+		// borrowed never keeps it from its share.
+		assertThat(partitions.underShare(critical)).isTrue();
 		for (int i = 0; i < 8; i++) {
-			idleBatch.acquire(critical);
+			partitions.acquire(critical);
 		}
-		assertThat(idleBatch.hasSpare(critical)).as("batch's share is claimed, though unused").isFalse();
-		Partitions withRest = Partitions.of(Map.of("critical", 0.5));
+		assertThat(partitions.underShare(critical)).as("8 of its 8").isFalse();
+		assertThat(partitions.hasSpare(critical)).as("critical 8 of 8 against batch 10 of 2: batch goes first")
+			.isTrue();
+		partitions.acquire(critical);
+		partitions.acquire(critical);
+		assertThat(partitions.hasSpare(critical)).as("critical 10 of 8 against batch 10 of 2").isTrue();
+		for (int i = 0; i < 8; i++) {
+			partitions.release(batch);
+		}
+		assertThat(partitions.hasSpare(critical)).as("critical 10 of 8 against batch 2 of 2, 12 of 10 in flight")
+			.isFalse();
+		assertThat(partitions.hasSpare(batch)).as("batch, critical being further past its share").isTrue();
+		Partitions withRest = Partitions.of(Map.of("critical", 1.0));
 		withRest.serviceLimit(10);
-		for (int i = 0; i < 5; i++) {
-			withRest.acquire(0);
-		}
-		assertThat(withRest.hasSpare(0)).as("the rest's five are kept for it").isFalse();
-		withRest.serviceLimit(20);
-		assertThat(withRest.hasSpare(0)).as("at a limit of 20").isTrue();
+		int rest = withRest.indexOf(null);
+		assertThat(withRest.underShare(rest)).as("the rest has no share").isFalse();
+		assertThat(withRest.hasSpare(rest)).as("but an idle service admits it").isTrue();
 	}
 
 	@Test

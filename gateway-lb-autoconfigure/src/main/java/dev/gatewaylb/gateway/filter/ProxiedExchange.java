@@ -378,7 +378,8 @@ final class ProxiedExchange {
 				}
 			}
 			else if (index >= 0 && !partitions.hasSpare(partition)) {
-				// Past its share, and what is left is the others' to claim.
+				// Past its share, the service at its limit, and no other partition
+				// further past its own: this one is shed first.
 				index = Snapshot.AT_LIMIT;
 			}
 			if (index >= 0) {

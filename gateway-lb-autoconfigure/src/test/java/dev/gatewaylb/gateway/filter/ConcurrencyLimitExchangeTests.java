@@ -103,21 +103,21 @@ class ConcurrencyLimitExchangeTests {
 			// A service limit of 4: critical is guaranteed 2, the rest 2.
 			service.runtime.partitions().serviceLimit(4);
 			List<ScriptedExchanges.Run> rest = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
+			for (int i = 0; i < 5; i++) {
 				rest.add(service.start(HttpMethod.GET));
 			}
-			assertThat(rest.subList(0, 2)).allSatisfy((run) -> assertThat(run.sends).hasSize(1));
-			assertThat(rest.subList(2, 4)).as("past the rest's share, the places critical has not used are its")
-				.allSatisfy((run) -> assertThat(run.status()).isEqualTo(503));
+			assertThat(rest.subList(0, 4)).as("its share of 2, then 2 borrowed from critical's idle share")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(rest.get(4).status()).as("past its share, the service at its limit").isEqualTo(503);
 			ScriptedExchanges.Run critical = service.start(HttpMethod.GET, "X-Class", "critical");
 			ScriptedExchanges.Run critical2 = service.start(HttpMethod.GET, "X-Class", "critical");
 			ScriptedExchanges.Run critical3 = service.start(HttpMethod.GET, "X-Class", "critical");
 			assertThat(critical.sends).hasSize(1);
 			assertThat(critical2.sends).hasSize(1);
 			assertThat(critical3.status()).as("critical past its share, every endpoint at its limit").isEqualTo(503);
-			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(2, 2);
-			finish(rest.get(0), rest.get(1), critical, critical2);
-			rest.subList(2, 4).forEach(ScriptedExchanges.Run::end);
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(2, 4);
+			finish(rest.get(0), rest.get(1), rest.get(2), rest.get(3), critical, critical2);
+			rest.get(4).end();
 			critical3.end();
 			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(0, 0);
 		}
