@@ -369,11 +369,12 @@ final class ProxiedExchange {
 		if (runtime.settings().concurrency().partitioned()) {
 			Partitions partitions = runtime.partitions();
 			partition = partitions.indexOf(partitionName(runtime));
-			if (partitions.underShare(partition)) {
+			if (partitions.underShare(partition) || (index == Snapshot.AT_LIMIT && partitions.hasSpare(partition))) {
 				if (index == Snapshot.AT_LIMIT) {
 					// Every endpoint is at its limit, but the partition has not had its
-					// share of the service's limit: it goes over, and the partitions past
-					// their shares are the ones shed.
+					// share of the service's limit, or another is further past its own:
+					// it goes over, and the partitions furthest past their shares are the
+					// ones shed.
 					index = snapshot.selectOverLimit(key);
 				}
 			}

@@ -94,7 +94,7 @@ class ConcurrencyLimitExchangeTests {
 	}
 
 	@Test
-	void aPartitionUnderItsShareGoesOverTheLimitsAndOnePastItIsShed() {
+	void aPartitionUnderItsShareGoesOverTheLimitsAndTheOneFurthestPastItsShareIsShed() {
 		Map<String, Object> partitioned = new java.util.HashMap<>(LIMITED);
 		partitioned.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
 		partitioned.put("gateway.lb.defaults.concurrency.partitions.critical", "0.5");
@@ -112,13 +112,20 @@ class ConcurrencyLimitExchangeTests {
 			ScriptedExchanges.Run critical = service.start(HttpMethod.GET, "X-Class", "critical");
 			ScriptedExchanges.Run critical2 = service.start(HttpMethod.GET, "X-Class", "critical");
 			ScriptedExchanges.Run critical3 = service.start(HttpMethod.GET, "X-Class", "critical");
-			assertThat(critical.sends).hasSize(1);
-			assertThat(critical2.sends).hasSize(1);
-			assertThat(critical3.status()).as("critical past its share, every endpoint at its limit").isEqualTo(503);
-			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(2, 4);
-			finish(rest.get(0), rest.get(1), rest.get(2), rest.get(3), critical, critical2);
+			ScriptedExchanges.Run critical4 = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical5 = service.start(HttpMethod.GET, "X-Class", "critical");
+			assertThat(List.of(critical, critical2)).as("its share")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(List.of(critical3, critical4)).as("past its share, but the rest is further past its own (4/2)")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(critical5.status()).as("as far past its share as the rest (4/2): shed").isEqualTo(503);
+			ScriptedExchanges.Run rest6 = service.start(HttpMethod.GET);
+			assertThat(rest6.status()).as("neither is further past than the rest").isEqualTo(503);
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(4, 4);
+			finish(rest.get(0), rest.get(1), rest.get(2), rest.get(3), critical, critical2, critical3, critical4);
 			rest.get(4).end();
-			critical3.end();
+			rest6.end();
+			critical5.end();
 			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(0, 0);
 		}
 	}
