@@ -26,8 +26,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * A whole pick with its in-flight accounting, as one request costs it: select, acquire
  * (in-flight up, pick counted, the guard allocated) and release. With two threads the
- * endpoints' counters are shared and contended. With {@code limited}, every endpoint has a
- * concurrency limit it never reaches (the pick's check then reads a real limit), and
+ * endpoints' counters are shared and contended. With {@code limited}, every endpoint has
+ * a concurrency limit it never reaches (the pick's check then reads a real limit), and
  * {@link #selectAcquireSampleRelease} adds what an attempt of a limited service adds: one
  * sample for the endpoint's limiter.
  */
