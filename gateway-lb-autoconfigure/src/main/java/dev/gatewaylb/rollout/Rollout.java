@@ -132,8 +132,7 @@ public final class Rollout {
 			}
 			for (int i = 0; i < steps.length; i++) {
 				// A step of 0% would send the target nothing to judge it by: it would
-				// hold
-				// for ever.
+				// hold for ever.
 				if (steps[i] < 1 || steps[i] > 100) {
 					throw new IllegalArgumentException(
 							"steps: " + Arrays.toString(steps) + " (expected: percents from 1 to 100)");

@@ -70,8 +70,7 @@ class KetamaRingTests {
 		}
 		double singleShare = (counts[0] + counts[2] + counts[3] + counts[4]) / 4.0;
 		// An endpoint's share of the ring is the sum of its arcs, whose relative spread
-		// is
-		// about 1/sqrt(points): 7.9% for 160 points, 5.6% for 320. The ratio of the
+		// is about 1/sqrt(points): 7.9% for 160 points, 5.6% for 320. The ratio of the
 		// weight-2 share to the mean of four weight-1 shares then spreads by about
 		// sqrt(0.056^2 + 0.079^2 / 4) = 6.9%; allow four of those.
 		double spread = Math.sqrt(1.0 / 320 + 1.0 / 160 / 4);

@@ -82,8 +82,7 @@ class AttributionIT extends GatewayIntegrationTest {
 	@Test
 	void aBodyThatStallsEveryTimeEjectsItsEndpointAfterConsecutiveFailures() {
 		// A first request warms the path up: on a cold, busy JVM the idle timer could
-		// fire
-		// before the gateway sent its own headers.
+		// fire before the gateway sent its own headers.
 		assertThat(this.client.getNow("/stalling/warm-up").status()).isEqualTo(200);
 		for (int i = 1; i <= 3; i++) {
 			GatewayClient.Transfer transfer = this.client.receive("/stalling/?stall=2000");

@@ -112,10 +112,8 @@ class DiscoveryChangeIT {
 				await().until(() -> sent.size() - servedBefore >= 200);
 				double rampingShare = (double) (c.requests() - cBefore) / (sent.size() - servedBefore);
 				// Until now c counted at most max(0.1, elapsed / window) of its weight,
-				// so
-				// at most f / (2 + f) of the traffic; without slow start it would get
-				// 1/3.
-				// Elapsed is measured from before the change, which is at least the
+				// so at most f / (2 + f) of the traffic; without slow start it would get
+				// 1/3. Elapsed is measured from before the change, which is at least the
 				// gateway's own: the bound is never tighter than the truth.
 				double factor = Math.min(1,
 						Math.max(0.1, (System.nanoTime() - beforeJoin) / (double) WINDOW.toNanos()));

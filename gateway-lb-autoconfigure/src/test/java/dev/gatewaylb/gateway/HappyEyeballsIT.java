@@ -140,8 +140,7 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 		assertThat(answer.status()).isEqualTo(502);
 		assertThat(answer.body()).contains("upstream connect failed");
 		// Spring Cloud Gateway's handshake timeout is 10 s: the dial's is what was left
-		// of
-		// 300 ms after the TCP connect.
+		// of 300 ms after the TCP connect.
 		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
 		assertThat(silentTls.accepted()).as("TCP connections the TLS endpoint accepted").isPositive();
 	}

@@ -178,8 +178,8 @@ class HedgeIT extends GatewayIntegrationTest {
 			long sentBefore = counters.hedgesSent().sum();
 			load.await(320);
 			// Backups first, answers after: every backup sent by then belongs to a
-			// request
-			// that was answered by the second read or is one of the CLIENTS in flight.
+			// request that was answered by the second read or is one of the CLIENTS in
+			// flight.
 			long sentTotal = counters.hedgesSent().sum();
 			long sent = sentTotal - sentBefore;
 			long requests = load.served();

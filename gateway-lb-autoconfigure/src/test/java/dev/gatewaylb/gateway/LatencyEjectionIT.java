@@ -83,14 +83,10 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			System.out.printf("latency ejection figures: ejected %s; without ejection %s%n", window, unejected);
 			assertThat(window.count("tail-slow")).as("slow backend's answers while ejected: %s", window).isZero();
 			// Without ejection least-requests still sends the slow backend more than 1%
-			// of
-			// the requests (its share of the requests in flight), so the p99 is one of
-			// its
-			// 200 ms answers whatever the machine's speed; while it is ejected none of
-			// its
-			// answers is left in the tail. The p99s are printed above; tail figures are
-			// the
-			// benchmarks'.
+			// of the requests (its share of the requests in flight), so the p99 is one of
+			// its 200 ms answers whatever the machine's speed; while it is ejected none
+			// of its answers is left in the tail. The p99s are printed above; tail
+			// figures are the benchmarks'.
 			assertThat(unejected.count("tail-slow")).as("slow answers without ejection: %s", unejected)
 				.isGreaterThan(unejected.size() / 100);
 			assertThat(unejected.p99Millis()).as("p99 without ejection: %s", unejected).isGreaterThanOrEqualTo(200);

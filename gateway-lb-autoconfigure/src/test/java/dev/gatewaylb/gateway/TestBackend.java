@@ -108,9 +108,8 @@ final class TestBackend implements AutoCloseable {
 					.doFinally((signal) -> this.active.decrementAndGet());
 			}
 			// A request stops counting as held when its answer starts: the caller may
-			// have
-			// the answer, and send its next request on the same connection, before this
-			// publisher terminates. Released once, whichever comes first.
+			// have the answer, and send its next request on the same connection, before
+			// this publisher terminates. Released once, whichever comes first.
 			AtomicBoolean released = new AtomicBoolean();
 			Runnable release = () -> {
 				if (released.compareAndSet(false, true)) {

@@ -82,10 +82,8 @@ class CidrTests {
 	@Test
 	void readsEveryTextFormOfRandomAddresses() {
 		// RFC 4291 allows each of these spellings of one address: hex digits in either
-		// case
-		// with or without leading zeros, "::" over any run of zero groups, the last 32
-		// bits
-		// as IPv4, brackets around it all.
+		// case with or without leading zeros, "::" over any run of zero groups, the last
+		// 32 bits as IPv4, brackets around it all.
 		SplittableRandom random = new SplittableRandom(4291);
 		for (int i = 0; i < 20_000; i++) {
 			byte[] bytes = new byte[16];

@@ -216,8 +216,7 @@ public final class Outcome {
 					yield Kind.SATURATED;
 				}
 				// Refused, unreachable, unresolvable, connect timeout, TLS handshake:
-				// each
-				// an IOException (ConnectException, UnknownHostException,
+				// each an IOException (ConnectException, UnknownHostException,
 				// SSLException...).
 				yield causedBy(error, IOException.class) ? Kind.CONNECT_FAILED : Kind.NOT_UPSTREAM;
 			}

@@ -158,8 +158,7 @@ public final class Upstreams {
 			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
 					(int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis()))
 			// One handler per connection, made when the connection is: it sees the
-			// connect
-			// before the transport does.
+			// connect before the transport does.
 			.doOnChannelInit((observer, channel, remoteAddress) -> channel.pipeline()
 				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses)))
 			// Once per connection, in the raw pipeline (not a handler of one exchange):
