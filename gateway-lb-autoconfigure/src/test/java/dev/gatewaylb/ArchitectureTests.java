@@ -18,14 +18,14 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * Checks the package rule: the core is plain Java, outer layers depend on inner ones and
  * never the reverse. {@code balance}, {@code request}, {@code retry} and {@code control}
- * import the JDK only; {@code split} and {@code health} the JDK and {@code balance};
- * {@code hedge} the JDK, HdrHistogram and {@code retry}; {@code overload} the JDK,
- * Netflix concurrency-limits and {@code balance}; {@code rollout} the JDK, HdrHistogram
- * and {@code control}; {@code config} Spring Boot and, of ours, only {@code request};
- * within {@code gateway}, settings, upstream, discovery, runtime and filter each depend
- * on the ones before only; {@code gateway} neither {@code actuate} nor
- * {@code autoconfigure}; {@code actuate} not {@code autoconfigure}. No package cycles, at
- * the top level or within {@code gateway}.
+ * import the JDK only; {@code split}, {@code health} and {@code affinity} the JDK (its
+ * MAC included) and {@code balance}; {@code hedge} the JDK, HdrHistogram and
+ * {@code retry}; {@code overload} the JDK, Netflix concurrency-limits and
+ * {@code balance}; {@code rollout} the JDK, HdrHistogram and {@code control};
+ * {@code config} Spring Boot and, of ours, only {@code request}; within {@code gateway},
+ * settings, upstream, discovery, runtime and filter each depend on the ones before only;
+ * {@code gateway} neither {@code actuate} nor {@code autoconfigure}; {@code actuate} not
+ * {@code autoconfigure}. No package cycles, at the top level or within {@code gateway}.
  */
 class ArchitectureTests {
 
@@ -54,13 +54,13 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void splitAndHealthImportTheJdkAndBalanceOnly() {
+	void splitHealthAndAffinityImportTheJdkAndBalanceOnly() {
 		classes().that()
-			.resideInAnyPackage("dev.gatewaylb.split..", "dev.gatewaylb.health..")
+			.resideInAnyPackage("dev.gatewaylb.split..", "dev.gatewaylb.health..", "dev.gatewaylb.affinity..")
 			.should()
 			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.balance..", "dev.gatewaylb.split..",
-					"dev.gatewaylb.health..")
+			.resideInAnyPackage("java..", "javax.crypto..", "org.jspecify..", "dev.gatewaylb.balance..",
+					"dev.gatewaylb.split..", "dev.gatewaylb.health..", "dev.gatewaylb.affinity..")
 			.allowEmptyShould(true)
 			.check(CLASSES);
 	}

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 
+import dev.gatewaylb.actuate.GatewayLbReport.AffinityReport;
 import dev.gatewaylb.actuate.GatewayLbReport.ConcurrencyReport;
 import dev.gatewaylb.actuate.GatewayLbReport.DrainResult;
 import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
@@ -24,10 +25,12 @@ import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.gateway.runtime.AffinityOutcome;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
+import dev.gatewaylb.gateway.settings.AffinitySettings;
 import dev.gatewaylb.gateway.settings.ConcurrencySettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
@@ -217,6 +220,7 @@ public class GatewayLbEndpoint {
 		List<EndpointReport> endpoints = new ArrayList<>();
 		long now = this.runtimes.nanoTime();
 		Upstream upstream = runtime.upstreamOrNull();
+		boolean affinity = runtime.affinityCookie() != null;
 		for (int i = 0; i < snapshot.size(); i++) {
 			String address = snapshot.endpoint(i).address();
 			endpoints.add(new EndpointReport(address, snapshot.endpoint(i).weight(), snapshot.effectiveWeight(i),
@@ -225,7 +229,8 @@ public class GatewayLbEndpoint {
 					state(snapshot, i, now),
 					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
 					(upstream != null) ? upstream.addresses().connections(address) : Map.of(),
-					successRate(snapshot.state(i).lastSuccessRate()), concurrencyLimit(snapshot.state(i))));
+					successRate(snapshot.state(i).lastSuccessRate()), concurrencyLimit(snapshot.state(i)),
+					affinity ? snapshot.state(i).followedLastMinute() : null));
 		}
 		PoolReport pool;
 		if (upstream != null) {
@@ -239,7 +244,25 @@ public class GatewayLbEndpoint {
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
-				endpoints, pool, hedge(runtime), concurrency(runtime));
+				endpoints, pool, hedge(runtime), concurrency(runtime), affinity(runtime, snapshot));
+	}
+
+	private static @Nullable AffinityReport affinity(ServiceRuntime runtime, Snapshot<Member> snapshot) {
+		AffinitySettings settings = runtime.settings().affinity();
+		if (!settings.enabled()) {
+			return null;
+		}
+		List<String> drainingWithSessions = new ArrayList<>();
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.isDraining(i) && snapshot.state(i).followedLastMinute() > 0) {
+				drainingWithSessions.add(snapshot.endpoint(i).address());
+			}
+		}
+		ServiceCounters counters = runtime.counters();
+		return new AffinityReport(settings.cookie().name(), settings.learn(),
+				counters.affinity(AffinityOutcome.FOLLOWED).sum(), counters.affinity(AffinityOutcome.NEW).sum(),
+				counters.affinity(AffinityOutcome.MOVED).sum(), counters.affinity(AffinityOutcome.REJECTED).sum(),
+				List.copyOf(drainingWithSessions));
 	}
 
 	private static @Nullable Integer concurrencyLimit(EndpointState state) {

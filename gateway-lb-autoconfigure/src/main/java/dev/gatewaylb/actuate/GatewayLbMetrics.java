@@ -71,6 +71,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String DISCOVERY_REJECTED = "gateway.lb.discovery.rejected";
 
+	static final String AFFINITY = "gateway.lb.affinity";
+
 	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
 
 	static final String SLOW_CLIENTS = "gateway.lb.slow.clients";
@@ -231,6 +233,12 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "outcome", "budget")
 			.description("Backup requests the hedge budget (max-extra-load) refused")
 			.register(this.meterRegistry));
+		counters.affinityOutcomes()
+			.forEach((outcome, count) -> meters.add(FunctionCounter.builder(AFFINITY, count, LongAdder::sum)
+				.tags("service", serviceId, "outcome", outcome.tag())
+				.description("Requests of a service with endpoint affinity, by what became of their affinity cookie: "
+						+ "followed to its endpoint, new, moved to another endpoint, or rejected as not signed here")
+				.register(this.meterRegistry)));
 		counters.discoveryRejected()
 			.forEach((rejection, count) -> meters.add(FunctionCounter.builder(DISCOVERY_REJECTED, count, LongAdder::sum)
 				.tags("service", serviceId, "reason", rejection.tag())

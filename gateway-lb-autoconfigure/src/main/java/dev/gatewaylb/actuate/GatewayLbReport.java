@@ -46,10 +46,29 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param hedge the service's hedged requests, or {@code null} when it does not hedge
 	 * @param concurrency the service's concurrency limits, or {@code null} when it limits
 	 * nothing
+	 * @param affinity the service's sticky sessions to an endpoint, or {@code null} when
+	 * it has none
 	 */
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
 			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge,
-			@Nullable ConcurrencyReport concurrency) {
+			@Nullable ConcurrencyReport concurrency, @Nullable AffinityReport affinity) {
+	}
+
+	/**
+	 * A service's sticky sessions to an endpoint.
+	 *
+	 * @param cookie the affinity cookie's name
+	 * @param learn the application cookie it learns from, or {@code null}
+	 * @param followed requests that followed their cookie to its endpoint
+	 * @param started requests without a cookie, given one (the meter's {@code new})
+	 * @param moved requests whose cookie's endpoint could not take them, or that a retry
+	 * or a backup moved
+	 * @param rejected requests whose cookie was not signed for this service
+	 * @param drainingWithSessions draining endpoints that sessions still followed in the
+	 * last minute
+	 */
+	public record AffinityReport(String cookie, @Nullable String learn, long followed, long started, long moved,
+			long rejected, List<String> drainingWithSessions) {
 	}
 
 	/**
@@ -132,10 +151,13 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * requests than {@code request-volume}
 	 * @param concurrencyLimit the requests it may have in flight by its concurrency
 	 * limiter, or {@code null} when the service limits nothing
+	 * @param followedLastMinute requests that followed a session's affinity cookie to it
+	 * in the last minute, or {@code null} when the service has no endpoint affinity
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
 			double latencyEwmaMillis, String state, @Nullable List<String> resolvedAddresses,
-			Map<String, Integer> connections, @Nullable Double successRate, @Nullable Integer concurrencyLimit) {
+			Map<String, Integer> connections, @Nullable Double successRate, @Nullable Integer concurrencyLimit,
+			@Nullable Long followedLastMinute) {
 	}
 
 	/**

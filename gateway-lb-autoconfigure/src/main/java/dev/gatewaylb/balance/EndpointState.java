@@ -2,9 +2,12 @@ package dev.gatewaylb.balance;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the balancer knows about one address over time: requests in flight, picks, the
@@ -71,6 +74,19 @@ public final class EndpointState {
 	private final LongAdder failedAnswers = new LongAdder();
 
 	private volatile double lastSuccessRate = Double.NaN;
+
+	/**
+	 * Requests that followed a session's affinity cookie here: added to on the request
+	 * path, read by the control thread, which keeps the last minute of it in a ring of
+	 * sums only it touches, and publishes the difference.
+	 */
+	private final LongAdder followed = new LongAdder();
+
+	private long @Nullable [] followedSums;
+
+	private int followedAt;
+
+	private volatile long followedLastMinute;
 
 	/**
 	 * The limit of requests in flight its concurrency limiter set; {@link #UNLIMITED}
@@ -183,6 +199,43 @@ public final class EndpointState {
 	 */
 	public long failedAnswers() {
 		return this.failedAnswers.sum();
+	}
+
+	/**
+	 * Counts a request that followed a session's affinity cookie to this endpoint.
+	 */
+	public void followed() {
+		this.followed.increment();
+	}
+
+	/**
+	 * Returns the requests that followed an affinity cookie here over the last
+	 * {@link #rollFollowed} window.
+	 * @return the count, 0 when the service has no affinity
+	 */
+	public long followedLastMinute() {
+		return this.followedLastMinute;
+	}
+
+	/**
+	 * Moves the window of followed requests on by one of its {@code slots}: called by one
+	 * thread at a fixed interval, so that the window covers {@code slots} intervals (the
+	 * first ones since the first call).
+	 * @param slots the intervals the window covers
+	 */
+	public void rollFollowed(int slots) {
+		long now = this.followed.sum();
+		long[] sums = this.followedSums;
+		if (sums == null || sums.length != slots) {
+			sums = new long[slots];
+			Arrays.fill(sums, now);
+			this.followedSums = sums;
+			this.followedAt = 0;
+		}
+		long windowAgo = sums[this.followedAt];
+		sums[this.followedAt] = now;
+		this.followedAt = (this.followedAt + 1) % slots;
+		this.followedLastMinute = now - windowAgo;
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.gatewaylb.balance;
 
+import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -39,6 +40,23 @@ final class Members {
 	 * set fails open, neither ejected nor unhealthy.
 	 */
 	private final boolean[] pickable;
+
+	/**
+	 * Whether a session that names each endpoint may follow it there: neither ejected nor
+	 * unhealthy (draining and weight 0 included, so that a draining endpoint keeps its
+	 * sessions), or picked by everyone while the set fails open.
+	 */
+	final boolean[] followable;
+
+	/**
+	 * The stable id of each endpoint ({@link StableHash} of its address), and the same
+	 * ids sorted with the index each belongs to, for a session to find its endpoint.
+	 */
+	private final long[] ids;
+
+	private final long[] sortedIds;
+
+	private final int[] sortedIdIndexes;
 
 	/**
 	 * Whether every endpoint that could take traffic is ejected or unhealthy, so that
@@ -89,24 +107,32 @@ final class Members {
 		int candidates = 0;
 		int healthyCount = 0;
 		long nextReturn = NO_RAMP_END;
+		// Every endpoint's health, draining ones included: their sessions follow them
+		// while they are healthy, and an ejection's end makes them followable again.
 		for (int i = 0; i < endpoints.length; i++) {
-			candidate[i] = !draining[i] && endpoints[i].weight() > 0;
-			if (!candidate[i]) {
-				continue;
-			}
-			candidates++;
 			EndpointState state = states[i];
 			boolean ejected = state.isEjected(nowNanos);
 			if (ejected && (nextReturn == NO_RAMP_END || state.ejectedUntilNanos() - nextReturn < 0)) {
 				nextReturn = state.ejectedUntilNanos();
 			}
 			healthy[i] = !ejected && state.isHealthy();
-			if (healthy[i]) {
-				healthyCount++;
+			candidate[i] = !draining[i] && endpoints[i].weight() > 0;
+			if (candidate[i]) {
+				candidates++;
+				if (healthy[i]) {
+					healthyCount++;
+				}
 			}
 		}
 		this.failOpen = healthyCount == 0 && candidates > 0;
-		this.pickable = this.failOpen ? candidate : healthy;
+		boolean[] candidateAndHealthy = new boolean[endpoints.length];
+		boolean[] followable = new boolean[endpoints.length];
+		for (int i = 0; i < endpoints.length; i++) {
+			candidateAndHealthy[i] = candidate[i] && healthy[i];
+			followable[i] = healthy[i] || (this.failOpen && candidate[i]);
+		}
+		this.followable = followable;
+		this.pickable = this.failOpen ? candidate : candidateAndHealthy;
 		this.nextReturnNanos = nextReturn;
 		int count = this.failOpen ? candidates : healthyCount;
 		this.eligible = new int[count];
@@ -129,6 +155,35 @@ final class Members {
 			this.eligibleStates[e] = states[this.eligible[e]];
 		}
 		this.rampOver = (rampEnd == NO_RAMP_END);
+		this.ids = new long[endpoints.length];
+		long[][] byId = new long[endpoints.length][];
+		for (int i = 0; i < endpoints.length; i++) {
+			this.ids[i] = StableHash.hash(endpoints[i].address());
+			byId[i] = new long[] { this.ids[i], i };
+		}
+		Arrays.sort(byId, (a, b) -> Long.compare(a[0], b[0]));
+		this.sortedIds = new long[endpoints.length];
+		this.sortedIdIndexes = new int[endpoints.length];
+		for (int i = 0; i < byId.length; i++) {
+			this.sortedIds[i] = byId[i][0];
+			this.sortedIdIndexes[i] = (int) byId[i][1];
+		}
+	}
+
+	/**
+	 * Returns the stable id of endpoint {@code index}.
+	 */
+	long id(int index) {
+		return this.ids[index];
+	}
+
+	/**
+	 * Returns the index of the endpoint whose stable id is {@code id}, or -1 when none
+	 * is. A binary search: no allocation, no lock.
+	 */
+	int indexOfId(long id) {
+		int at = Arrays.binarySearch(this.sortedIds, id);
+		return (at >= 0) ? this.sortedIdIndexes[at] : -1;
 	}
 
 	/**

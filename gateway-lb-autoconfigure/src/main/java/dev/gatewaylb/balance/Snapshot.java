@@ -42,7 +42,7 @@ public final class Snapshot<T> {
 
 	/**
 	 * Selects an endpoint. Takes no lock and allocates nothing.
-	 * @param hashKey the consistent-hash key, or {@code null}; other algorithms ignore it
+	 * <p>
 	 * An endpoint at its concurrency limit is passed by: the algorithm's choice, if it is
 	 * under its limit, else the next eligible endpoint in address order that is. Two
 	 * volatile reads when the choice is under its limit (always, when the service limits
@@ -66,6 +66,34 @@ public final class Snapshot<T> {
 	public int selectOverLimit(@Nullable CharSequence hashKey) {
 		returnEndedEjections();
 		return this.strategy.select(hashKey);
+	}
+
+	/**
+	 * Returns the endpoint a session that names it may follow: the endpoint whose stable
+	 * id ({@link StableHash} of its {@code host:port}) is {@code id}, if it is in the
+	 * set, neither ejected nor unhealthy (a draining endpoint keeps its sessions; while
+	 * the set fails open, an ejected one too) and under its concurrency limit. A binary
+	 * search and two volatile reads: no lock, no allocation.
+	 * @param id the endpoint's stable id, as a session's cookie carries it
+	 * @return the endpoint's index, or -1 when the session must go elsewhere
+	 */
+	public int follow(long id) {
+		returnEndedEjections();
+		int index = this.members.indexOfId(id);
+		if (index < 0 || !this.members.followable[index] || this.members.states[index].atConcurrencyLimit()) {
+			return -1;
+		}
+		return index;
+	}
+
+	/**
+	 * Returns the stable id of endpoint {@code index}: {@link StableHash} of its
+	 * {@code host:port}, the same on every replica, what a session's cookie names.
+	 * @param index an endpoint index
+	 * @return the id
+	 */
+	public long id(int index) {
+		return this.members.id(index);
 	}
 
 	/**

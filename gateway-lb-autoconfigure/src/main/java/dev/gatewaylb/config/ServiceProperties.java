@@ -32,6 +32,8 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param hedge Hedged (backup) requests to another endpoint when an answer is slow.
  * @param concurrency Adaptive concurrency limits of each endpoint, and the partitions
  * that share them.
+ * @param affinity Sticky sessions to an endpoint, through a signed cookie every replica
+ * honours.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -42,13 +44,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable HealthProperties health,
 		@NestedConfigurationProperty @Nullable RetryProperties retry,
 		@NestedConfigurationProperty @Nullable HedgeProperties hedge,
-		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency) {
+		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency,
+		@NestedConfigurationProperty @Nullable AffinityProperties affinity) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null, null);
+			null, null, null, null, null, null);
 
 	public ServiceProperties {
 		if (slowStart != null && slowStart.isNegative()) {

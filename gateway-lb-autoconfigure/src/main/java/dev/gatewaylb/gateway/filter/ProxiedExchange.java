@@ -3,18 +3,24 @@ package dev.gatewaylb.gateway.filter;
 import java.net.InetAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.rollout.RolloutWindow;
+import dev.gatewaylb.gateway.runtime.AffinityOutcome;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.gateway.settings.AffinitySettings;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.request.ClientAddresses;
 import dev.gatewaylb.request.Cookies;
 import dev.gatewaylb.request.HashKey;
+import dev.gatewaylb.request.SetCookies;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.hedge.Hedging;
@@ -144,6 +150,19 @@ final class ProxiedExchange {
 	 */
 	private boolean shed;
 
+	/**
+	 * What became of the request's endpoint affinity: decided at the first pick,
+	 * {@code null} until then and for a service without affinity.
+	 */
+	private @Nullable AffinityOutcome affinity;
+
+	/**
+	 * The endpoint the request's affinity cookie led the first pick to, if it did.
+	 */
+	private @Nullable EndpointState followed;
+
+	private boolean affinityCounted;
+
 	private long firstSentNanos;
 
 	ProxiedExchange(ProxyServices services, ExchangeLease lease, ServerWebExchange exchange, GatewayFilterChain chain,
@@ -272,6 +291,7 @@ final class ProxiedExchange {
 			if (code == null || attempt.phase() != Outcome.Phase.RECEIVING) {
 				// The rest of the chain completed without an upstream answer (a WebSocket
 				// session, a filter that answered itself): nothing to judge.
+				settleAffinity(runtime, null);
 				return Mono.empty();
 			}
 			int status = code.value();
@@ -284,6 +304,7 @@ final class ProxiedExchange {
 				attempt.settle(kind);
 			}
 			if (response.isCommitted() || !mayRetry(runtime, kind, status)) {
+				settleAffinity(runtime, attempt);
 				return Mono.empty();
 			}
 			return retry(attempt, runtime);
@@ -297,6 +318,7 @@ final class ProxiedExchange {
 			rollout.failed(this.rolloutClient);
 		}
 		if (kind == Outcome.Kind.NOT_UPSTREAM) {
+			settleAffinity(runtime, null);
 			return Mono.error(error);
 		}
 		if (kind == Outcome.Kind.SATURATED) {
@@ -321,6 +343,7 @@ final class ProxiedExchange {
 			// canary too small for its step must not look healthy for it.
 			rollout.failed(this.rolloutClient);
 		}
+		settleAffinity(runtime, null);
 		return GatewayAnswer.write(this.exchange, kind, runtime.id(), error);
 	}
 
@@ -360,10 +383,14 @@ final class ProxiedExchange {
 	@Nullable Attempt pick(ServiceRuntime runtime, Attempt.@Nullable SendListener sendListener) {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(runtime) : null;
-		int index = snapshot.select(key);
-		if (index >= 0 && this.firstTried != null && tried(snapshot.endpoint(index).address())) {
-			int untried = snapshot.selectAvoiding(this::tried);
-			index = (untried >= 0) ? untried : index;
+		EndpointCookie affinityCookie = runtime.affinityCookie();
+		int index = (affinityCookie != null && this.affinity == null) ? follow(runtime, snapshot, affinityCookie) : -1;
+		if (index < 0) {
+			index = snapshot.select(key);
+			if (index >= 0 && this.firstTried != null && tried(snapshot.endpoint(index).address())) {
+				int untried = snapshot.selectAvoiding(this::tried);
+				index = (untried >= 0) ? untried : index;
+			}
 		}
 		int partition = -1;
 		if (runtime.settings().concurrency().partitioned()) {
@@ -396,6 +423,92 @@ final class ProxiedExchange {
 		remember(attempt.endpoint().address());
 		this.lease.hold(attempt);
 		return attempt;
+	}
+
+	/**
+	 * Follows the request's affinity cookie, at the exchange's first pick: the index of
+	 * the endpoint a valid cookie names if the session may stay there
+	 * ({@link Snapshot#follow}), else -1 for the service's algorithm to pick. Decides the
+	 * request's affinity outcome. A cookie this service did not sign (tampered with, of
+	 * another service, of a secret no longer accepted) is ignored, never an error.
+	 */
+	private int follow(ServiceRuntime runtime, Snapshot<Member> snapshot, EndpointCookie cookie) {
+		String value = Cookies.first(this.exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE),
+				runtime.settings().affinity().cookie().name());
+		if (value == null || value.isEmpty()) {
+			this.affinity = AffinityOutcome.NEW;
+			return -1;
+		}
+		if (cookie.check(value) == EndpointCookie.REJECTED) {
+			this.affinity = AffinityOutcome.REJECTED;
+			return -1;
+		}
+		int index = snapshot.follow(EndpointCookie.endpointIdOf(value));
+		if (index < 0) {
+			this.affinity = AffinityOutcome.MOVED;
+			return -1;
+		}
+		this.affinity = AffinityOutcome.FOLLOWED;
+		this.followed = snapshot.state(index);
+		return index;
+	}
+
+	/**
+	 * Counts what became of the request's affinity, once, when the exchange's answer is
+	 * decided, and sets the affinity cookie on an upstream's answer: a session that
+	 * arrived without a valid cookie, or whose endpoint could not take it, or that a
+	 * retry or a backup moved, gets one naming the endpoint that answered. With
+	 * {@code learn}, only an answer that sets the application's cookie sets it, and one
+	 * that expires the application's cookie expires it.
+	 * @param runtime the service's runtime
+	 * @param answered the attempt whose answer the client gets, or {@code null} when the
+	 * gateway answers
+	 */
+	private void settleAffinity(ServiceRuntime runtime, @Nullable Attempt answered) {
+		AffinityOutcome outcome = this.affinity;
+		EndpointCookie cookie = runtime.affinityCookie();
+		if (outcome == null || cookie == null || this.affinityCounted) {
+			return;
+		}
+		this.affinityCounted = true;
+		EndpointState followed = this.followed;
+		if (answered != null) {
+			if (outcome == AffinityOutcome.FOLLOWED && answered.endpoint() != followed) {
+				outcome = AffinityOutcome.MOVED;
+			}
+			setAffinityCookie(runtime.settings().affinity(), cookie, answered, outcome);
+		}
+		if (outcome == AffinityOutcome.FOLLOWED && followed != null) {
+			followed.followed();
+		}
+		runtime.counters().affinity(outcome).increment();
+	}
+
+	private void setAffinityCookie(AffinitySettings settings, EndpointCookie cookie, Attempt answered,
+			AffinityOutcome outcome) {
+		ServerHttpResponse response = this.exchange.getResponse();
+		if (response.isCommitted()) {
+			return;
+		}
+		SplitSettings.StickyCookie attributes = settings.cookie();
+		String learn = settings.learn();
+		if (learn != null) {
+			SetCookies.Change change = SetCookies.of(response.getHeaders().get(HttpHeaders.SET_COOKIE), learn,
+					Instant.now());
+			if (change == SetCookies.Change.EXPIRED && outcome != AffinityOutcome.NEW) {
+				response.addCookie(attributes.toExpiredCookie());
+			}
+			if (change != SetCookies.Change.SET) {
+				return;
+			}
+		}
+		else if (outcome == AffinityOutcome.FOLLOWED) {
+			return;
+		}
+		ServerHttpRequest request = this.exchange.getRequest();
+		String value = cookie.sign(EndpointCookie.endpointId(answered.member().endpoint().address()));
+		response.addCookie(attributes.toResponseCookie(value,
+				SplitRouting.cameOverHttps(request, request.getRemoteAddress(), this.settings.trustedProxies())));
 	}
 
 	/**
@@ -646,6 +759,7 @@ final class ProxiedExchange {
 	 */
 	NotFoundException noEndpoint(ServiceRuntime runtime) {
 		runtime.counters().noEndpoint().increment();
+		settleAffinity(runtime, null);
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null) {
 			rollout.failed(this.rolloutClient);
@@ -686,6 +800,7 @@ final class ProxiedExchange {
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
 		runtime.counters().shed().increment();
+		settleAffinity(runtime, null);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);
 	}
 

@@ -31,11 +31,13 @@ import dev.gatewaylb.gateway.discovery.DiscoveryRejection;
  * @param noEndpoint requests answered 503 (or 404) because the service had no endpoint to
  * pick
  * @param shed requests answered 503 because every endpoint was at its concurrency limit
+ * @param affinityOutcomes requests of a service with endpoint affinity, by what became of
+ * their affinity, one counter per outcome
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		LongAdder hedgesSent, LongAdder hedgesWon, LongAdder hedgesLost, LongAdder hedgesRefusedByBudget,
 		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders,
-		LongAdder noEndpoint, LongAdder shed) {
+		LongAdder noEndpoint, LongAdder shed, Map<AffinityOutcome, LongAdder> affinityOutcomes) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -46,9 +48,23 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 		for (DiscoveryRejection rejection : DiscoveryRejection.values()) {
 			rejected.put(rejection, new LongAdder());
 		}
+		Map<AffinityOutcome, LongAdder> affinity = new EnumMap<>(AffinityOutcome.class);
+		for (AffinityOutcome outcome : AffinityOutcome.values()) {
+			affinity.put(outcome, new LongAdder());
+		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
 				new LongAdder(), new LongAdder(), new LongAdder(), Collections.unmodifiableMap(rejected),
-				new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder());
+				new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
+				Collections.unmodifiableMap(affinity));
+	}
+
+	/**
+	 * Returns the counter of one affinity outcome.
+	 * @param outcome the outcome
+	 * @return its counter
+	 */
+	public LongAdder affinity(AffinityOutcome outcome) {
+		return this.affinityOutcomes.get(outcome);
 	}
 
 }

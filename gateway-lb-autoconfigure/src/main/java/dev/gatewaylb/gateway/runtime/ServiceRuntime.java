@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
+import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.Balancer;
 import dev.gatewaylb.balance.EndpointState;
@@ -57,9 +58,12 @@ public final class ServiceRuntime {
 
 	private final Partitions partitions;
 
+	private final @Nullable EndpointCookie affinityCookie;
+
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
-			Ejections ejections, long generation, LongSupplier nanoClock, Partitions partitions) {
+			Ejections ejections, long generation, LongSupplier nanoClock, Partitions partitions,
+			@Nullable EndpointCookie affinityCookie) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -72,6 +76,7 @@ public final class ServiceRuntime {
 		this.generation = generation;
 		this.nanoClock = nanoClock;
 		this.partitions = partitions;
+		this.affinityCookie = affinityCookie;
 	}
 
 	/**
@@ -245,6 +250,19 @@ public final class ServiceRuntime {
 		return this.partitions;
 	}
 
+	/**
+	 * Returns the signer and checker of the service's affinity cookie values, made for
+	 * this service's id.
+	 * @return the signer, or {@code null} when the service has no endpoint affinity
+	 */
+	public @Nullable EndpointCookie affinityCookie() {
+		return this.affinityCookie;
+	}
+
+	static @Nullable EndpointCookie affinityCookie(String id, ServiceSettings settings) {
+		return settings.affinity().enabled() ? settings.affinity().signerFor(id) : null;
+	}
+
 	static Partitions partitions(ServiceSettings settings) {
 		Map<String, Double> shares = settings.concurrency().partitions();
 		return shares.isEmpty() ? Partitions.NONE : Partitions.of(shares);
@@ -283,8 +301,12 @@ public final class ServiceRuntime {
 		// release into the counters they were counted in.
 		Partitions partitions = settings.concurrency().partitions().equals(this.partitions.configured())
 				? this.partitions : partitions(settings);
+		// The signer carries over while the affinity settings do: it holds each event
+		// loop's MACs.
+		EndpointCookie affinityCookie = settings.affinity().equals(this.settings.affinity()) ? this.affinityCookie
+				: affinityCookie(this.id, settings);
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
-				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions);
+				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions, affinityCookie);
 	}
 
 	AtomicBoolean failingOpen() {

@@ -97,6 +97,8 @@ public final class ServiceRuntimes {
 
 	private final HedgeWindows hedgeWindows;
 
+	private final AffinityWindows affinityWindows;
+
 	private final KnownServices known = new KnownServices();
 
 	/**
@@ -143,6 +145,7 @@ public final class ServiceRuntimes {
 		this.successRateEjection = new SuccessRateEjection(this::all, control);
 		this.concurrencyLimiting = new ConcurrencyLimiting(this::all, control);
 		this.hedgeWindows = new HedgeWindows(this::all, control);
+		this.affinityWindows = new AffinityWindows(this::all, control);
 		this.known.configured(settings.get());
 	}
 
@@ -387,7 +390,8 @@ public final class ServiceRuntimes {
 	/**
 	 * Starts following the settings and the jobs: {@code discovery-poll},
 	 * {@code latency-ejection}, {@code success-rate-ejection},
-	 * {@code concurrency-limits}, {@code hedge-window-roll}; idempotent.
+	 * {@code concurrency-limits}, {@code hedge-window-roll}, {@code affinity-window};
+	 * idempotent.
 	 */
 	public synchronized void start() {
 		if (this.started) {
@@ -402,6 +406,7 @@ public final class ServiceRuntimes {
 		this.successRateEjection.start();
 		this.concurrencyLimiting.start();
 		this.hedgeWindows.start();
+		this.affinityWindows.start();
 	}
 
 	/**

@@ -3,6 +3,7 @@ package dev.gatewaylb.gateway.settings;
 import java.time.Duration;
 import java.util.List;
 
+import dev.gatewaylb.config.AffinityProperties;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
@@ -17,6 +18,7 @@ import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
 import dev.gatewaylb.config.RolloutProperties;
 import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.config.StickyProperties.SameSite;
 import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.request.HashKey;
@@ -52,7 +54,8 @@ final class BuiltInDefaults {
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")),
-			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null));
+			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null),
+			new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/", false, true, SameSite.LAX));
 
 	/**
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.

@@ -15,9 +15,11 @@ import dev.gatewaylb.request.HashKey;
  * @param retry how failed attempts are retried
  * @param hedge when slow attempts get a backup on another endpoint
  * @param concurrency how many requests each endpoint may have in flight
+ * @param affinity which endpoint a session's requests stay on
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
-		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency) {
+		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency,
+		AffinitySettings affinity) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -27,6 +29,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(retry, "retry");
 		Objects.requireNonNull(hedge, "hedge");
 		Objects.requireNonNull(concurrency, "concurrency");
+		Objects.requireNonNull(affinity, "affinity");
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.settings;
 
+import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,8 +13,10 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
+import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.config.AffinityProperties;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
@@ -59,6 +62,8 @@ final class SettingsMapper {
 	private static final Function<ServiceProperties, @Nullable HedgeProperties> HEDGE = ServiceProperties::hedge;
 
 	private static final Function<ServiceProperties, @Nullable ConcurrencyProperties> CONCURRENCY = ServiceProperties::concurrency;
+
+	private static final Function<ServiceProperties, @Nullable AffinityProperties> AFFINITY = ServiceProperties::affinity;
 
 	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
 			HealthProperties::passive);
@@ -146,7 +151,56 @@ final class SettingsMapper {
 				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos(),
 				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
 		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
-				upstream(layers), health, retry, hedge, concurrency(layers));
+				upstream(layers), health, retry, hedge, concurrency(layers), affinity(layers));
+	}
+
+	private static AffinitySettings affinity(Layers layers) {
+		String name = layers.get(in(AFFINITY, AffinityProperties::cookie));
+		boolean secure = layers.get(in(AFFINITY, AffinityProperties::secure));
+		StickyProperties.SameSite sameSite = layers.get(in(AFFINITY, AffinityProperties::sameSite));
+		if (sameSite == StickyProperties.SameSite.NONE && !secure) {
+			// Browsers drop a SameSite=None cookie that is not Secure: every request
+			// would start a new session.
+			throw new InvalidConfigurationPropertyValueException(
+					layers.pathOf(in(AFFINITY, AffinityProperties::sameSite), "affinity.same-site"), "None",
+					"expected: secure: true with it, browsers drop a SameSite=None cookie without Secure");
+		}
+		String secret = layers.get(in(AFFINITY, AffinityProperties::secret));
+		List<String> previous = layers.get(in(AFFINITY, AffinityProperties::previousSecrets));
+		String learn = layers.get(in(AFFINITY, AffinityProperties::learn));
+		if (!name.isEmpty()) {
+			int bytes = secret.getBytes(StandardCharsets.UTF_8).length;
+			// A secret is never in a message: its length is.
+			if (bytes < EndpointCookie.MIN_SECRET_BYTES) {
+				// Named where it was set, or, when nowhere, where the cookie was.
+				throw new InvalidConfigurationPropertyValueException(
+						layers.pathOf((layers.isSet(in(AFFINITY, AffinityProperties::secret)))
+								? in(AFFINITY, AffinityProperties::secret) : in(AFFINITY, AffinityProperties::cookie),
+								"affinity.secret"),
+						(bytes == 0) ? "(not set)" : "(hidden, " + bytes + " bytes)",
+						"expected: at least " + EndpointCookie.MIN_SECRET_BYTES
+								+ " bytes, the same on every replica, when affinity.cookie is set");
+			}
+			for (int i = 0; i < previous.size(); i++) {
+				String old = previous.get(i);
+				if (old == null || old.getBytes(StandardCharsets.UTF_8).length < EndpointCookie.MIN_SECRET_BYTES) {
+					throw new InvalidConfigurationPropertyValueException(
+							layers.pathOf(in(AFFINITY, AffinityProperties::previousSecrets),
+									"affinity.previous-secrets") + "[" + i + "]",
+							"(hidden)", "expected: at least " + EndpointCookie.MIN_SECRET_BYTES + " bytes");
+				}
+			}
+			if (learn.equals(name)) {
+				throw new InvalidConfigurationPropertyValueException(
+						layers.pathOf(in(AFFINITY, AffinityProperties::learn), "affinity.learn"), learn,
+						"expected: the application's own session cookie, not affinity.cookie");
+			}
+		}
+		SplitSettings.StickyCookie cookie = new SplitSettings.StickyCookie(name,
+				layers.get(in(AFFINITY, AffinityProperties::maxAge)),
+				layers.get(in(AFFINITY, AffinityProperties::path)), secure,
+				layers.get(in(AFFINITY, AffinityProperties::httpOnly)), SplitSettings.StickyCookie.sameSite(sameSite));
+		return new AffinitySettings(cookie, secret, previous, learn.isEmpty() ? null : learn);
 	}
 
 	private static ConcurrencySettings concurrency(Layers layers) {
@@ -405,6 +459,13 @@ final class SettingsMapper {
 				value = key.apply(this.defaults);
 			}
 			return (value != null) ? value : builtIn;
+		}
+
+		/**
+		 * Returns whether the service or the defaults set a key.
+		 */
+		boolean isSet(Function<ServiceProperties, ?> key) {
+			return key.apply(this.service) != null || key.apply(this.defaults) != null;
 		}
 
 		/**

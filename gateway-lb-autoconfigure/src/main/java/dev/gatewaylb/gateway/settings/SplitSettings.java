@@ -125,6 +125,21 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 			return cookie.build();
 		}
 
+		/**
+		 * Returns the {@code Set-Cookie} that removes the cookie from the browser: an
+		 * empty value that expires at once, with the same name and path.
+		 * @return the cookie
+		 */
+		public ResponseCookie toExpiredCookie() {
+			return ResponseCookie.from(this.name, "")
+				.path(this.path)
+				.secure(this.secure)
+				.httpOnly(this.httpOnly)
+				.sameSite(this.sameSite)
+				.maxAge(0)
+				.build();
+		}
+
 		static String sameSite(Enum<?> value) {
 			String lower = value.name().toLowerCase(Locale.ROOT);
 			return Character.toUpperCase(lower.charAt(0)) + lower.substring(1);

@@ -37,6 +37,10 @@ class SettingsLayersPropertyTests {
 
 	private static final String NONE = "none";
 
+	private static final String SECRET = "0123456789abcdef0123456789abcdef";
+
+	private static final String OTHER_SECRET = "a secret of more than 32 bytes in UTF-8: \u00e9t\u00e9";
+
 	/**
 	 * Every leaf key of a service: its built-in value, then valid values as written and
 	 * as resolved. A list value is written comma-separated.
@@ -125,6 +129,19 @@ class SettingsLayersPropertyTests {
 					"header:X-Priority", "header:X-Priority", "cookie:tier", "cookie:tier", "", "null"),
 			key("concurrency.partitions", (s) -> s.concurrency().partitions(), Map.of(), "critical=0.8,batch=0.2",
 					Map.of("critical", 0.8, "batch", 0.2), "gold=0.5", Map.of("gold", 0.5)),
+			key("affinity.cookie", (s) -> s.affinity().cookie().name(), "", "GWLB_EP", "GWLB_EP", "sid", "sid", "", ""),
+			key("affinity.secret", (s) -> s.affinity().secret(), "", SECRET, SECRET, OTHER_SECRET, OTHER_SECRET),
+			key("affinity.previous-secrets", (s) -> s.affinity().previousSecrets(), List.of(), OTHER_SECRET,
+					List.of(OTHER_SECRET), OTHER_SECRET + "," + SECRET, List.of(OTHER_SECRET, SECRET), "", List.of()),
+			key("affinity.learn", (s) -> String.valueOf(s.affinity().learn()), "null", "JSESSIONID", "JSESSIONID",
+					"SESSION", "SESSION", "", "null"),
+			key("affinity.max-age", (s) -> s.affinity().cookie().maxAge(), Duration.ZERO, "1h", Duration.ofHours(1),
+					"30m", Duration.ofMinutes(30), "0s", Duration.ZERO),
+			key("affinity.path", (s) -> s.affinity().cookie().path(), "/", "/app", "/app", "/", "/"),
+			key("affinity.secure", (s) -> s.affinity().cookie().secure(), false, "true", true, "false", false),
+			key("affinity.http-only", (s) -> s.affinity().cookie().httpOnly(), true, "false", false, "true", true),
+			// None needs secure: true, which another layer's draw may not give it.
+			key("affinity.same-site", (s) -> s.affinity().cookie().sameSite(), "Lax", "strict", "Strict", "LAX", "Lax"),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
@@ -250,7 +267,32 @@ class SettingsLayersPropertyTests {
 				}
 				layers.services.put(id, service);
 			}
+			layers.giveSecretsWhereNeeded(random);
 			return layers;
+		}
+
+		/**
+		 * Sets a secret in each layer whose keys, as resolved, set an affinity cookie
+		 * without one: a cookie needs a secret, which a random draw need not give it.
+		 */
+		private void giveSecretsWhereNeeded(Random random) {
+			Key cookie = key("affinity.cookie");
+			Key secret = key("affinity.secret");
+			Value value = secret.values.get(0);
+			if (!"".equals(expected(null, cookie)) && "".equals(expected(null, secret))) {
+				this.defaults.put(secret.name, value);
+				write("gateway.lb.defaults." + secret.name, value, random);
+			}
+			for (String id : SERVICE_IDS) {
+				if (!"".equals(expected(id, cookie)) && "".equals(expected(id, secret))) {
+					this.services.get(id).put(secret.name, value);
+					write(servicePrefix(id) + secret.name, value, random);
+				}
+			}
+		}
+
+		private static Key key(String name) {
+			return CATALOGUE.stream().filter((key) -> key.name.equals(name)).findFirst().orElseThrow();
 		}
 
 		private static double density(Random random) {

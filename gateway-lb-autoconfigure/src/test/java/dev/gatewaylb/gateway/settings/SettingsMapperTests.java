@@ -31,6 +31,8 @@ class SettingsMapperTests {
 
 	private static final String PATH = "gateway.lb.services.catalog";
 
+	private static final String SECRET = "0123456789abcdef0123456789abcdef";
+
 	@Test
 	void takesAKeyTheServiceSetsOverTheSameKeyOfTheDefaults() {
 		ServiceSettings settings = resolve(
@@ -65,7 +67,7 @@ class SettingsMapperTests {
 						50),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")),
-				ConcurrencySettings.NONE);
+				ConcurrencySettings.NONE, AffinitySettings.NONE);
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
 	}
@@ -175,6 +177,53 @@ class SettingsMapperTests {
 				assertThat(ex.getValue()).isEqualTo(value);
 				assertThat(ex.getReason()).contains(reason);
 			});
+	}
+
+	@ParameterizedTest(name = "service [{0}] over defaults [{1}]")
+	@CsvSource(delimiter = '|', nullValues = "unset",
+			textBlock = """
+					affinity.cookie=EP                   | unset                                     | gateway.lb.services.catalog.affinity.secret | (not set) | at least 32 bytes
+					affinity.cookie=EP                   | affinity.secret=too short to sign with   | gateway.lb.defaults.affinity.secret | (hidden, 22 bytes) | at least 32 bytes
+					affinity.previous-secrets=short      | affinity.cookie=EP,affinity.secret=SECRET | gateway.lb.services.catalog.affinity.previous-secrets[0] | (hidden) | at least 32 bytes
+					affinity.same-site=none              | unset                                     | gateway.lb.services.catalog.affinity.same-site | None | secure: true with it
+					affinity.cookie=EP,affinity.learn=EP | affinity.secret=SECRET                    | gateway.lb.services.catalog.affinity.learn | EP | not affinity.cookie
+					""")
+	void rejectsAffinityKeysThatDoNotFitTogetherNeverShowingASecret(String service, String defaults, String property,
+			String value, String reason) {
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
+			.isThrownBy(() -> resolve(layer(pairs(service)), layer(pairs(defaults))))
+			.satisfies((ex) -> {
+				assertThat(ex.getName()).isEqualTo(property);
+				assertThat(ex.getValue()).isEqualTo(value);
+				assertThat(ex.getReason()).contains(reason);
+				assertThat(ex.getMessage()).doesNotContain("too short to sign with").doesNotContain(SECRET);
+			});
+	}
+
+	@Test
+	void anAffinityCookieWithASecretOfTheDefaultsIsOnAndItsTextHidesTheSecret() {
+		ServiceSettings settings = resolve(layer("affinity.cookie", "EP", "affinity.learn", "JSESSIONID"),
+				layer("affinity.secret", SECRET, "affinity.max-age", "1h"));
+		assertThat(settings.affinity().enabled()).isTrue();
+		assertThat(settings.affinity().cookie().name()).isEqualTo("EP");
+		assertThat(settings.affinity().cookie().maxAge()).isEqualTo(Duration.ofHours(1));
+		assertThat(settings.affinity().learn()).isEqualTo("JSESSIONID");
+		assertThat(settings.toString()).doesNotContain(SECRET);
+		assertThat(resolve(layer(), layer("affinity.secret", SECRET)).affinity().enabled()).isFalse();
+	}
+
+	/**
+	 * Returns {@code key=value,key=value} as pairs, {@code SECRET} standing for a valid
+	 * secret.
+	 */
+	private static String[] pairs(String text) {
+		if (text == null) {
+			return new String[0];
+		}
+		return Arrays.stream(text.split(","))
+			.flatMap((pair) -> Arrays.stream(pair.split("=")))
+			.map((part) -> part.equals("SECRET") ? SECRET : part)
+			.toArray(String[]::new);
 	}
 
 	private static ServiceSettings resolve(ServiceProperties service, ServiceProperties defaults) {
