@@ -34,8 +34,10 @@ import dev.gatewaylb.balance.StableHash;
  * an exception. Linear in the value's length, which it checks first. Thread-safe: a
  * {@link Mac} is not, so each thread keeps its own, with its scratch buffers, in a
  * {@link ThreadLocal} (an event loop is one thread, and there are a few); a check then
- * allocates nothing but what {@link Mac#update(byte[])} and {@link Mac#doFinal} allocate
- * inside the JDK provider (nothing in the JDK's HmacSHA256).
+ * allocates nothing but what {@link Mac#doFinal(byte[], int)} allocates inside the JDK:
+ * the 32 bytes of the MAC, which it copies into the scratch buffer (48 bytes a MAC,
+ * {@code EndpointCookieBenchmark}). {@link #check(CharSequence, int, int)} reads a value
+ * where it lies in a {@code Cookie} line, so following a cookie copies nothing.
  */
 public final class EndpointCookie {
 
@@ -138,19 +140,32 @@ public final class EndpointCookie {
 	 * @return the index of the secret, or {@link #REJECTED}
 	 */
 	public int check(CharSequence value) {
-		if (value.length() != LENGTH) {
+		return check(value, 0, value.length());
+	}
+
+	/**
+	 * Returns which secret signed the value at {@code start} to {@code end} of
+	 * {@code text}, as {@link #check(CharSequence)} does, read in place: a request's
+	 * {@code Cookie} line is checked without copying the value out of it.
+	 * @param text text that holds a cookie value, any text
+	 * @param start where the value starts
+	 * @param end where it ends
+	 * @return the index of the secret, or {@link #REJECTED}
+	 */
+	public int check(CharSequence text, int start, int end) {
+		if (end - start != LENGTH) {
 			return REJECTED;
 		}
 		long id = 0;
 		for (int i = 0; i < ID_DIGITS; i++) {
-			int digit = hexDigit(value.charAt(i));
+			int digit = hexDigit(text.charAt(start + i));
 			if (digit < 0) {
 				return REJECTED;
 			}
 			id = (id << 4) | digit;
 		}
 		Scratch scratch = this.scratch.get();
-		if (!decodeMac(value, ID_DIGITS, scratch.given)) {
+		if (!decodeMac(text, start + ID_DIGITS, scratch.given)) {
 			return REJECTED;
 		}
 		for (int key = 0; key < this.keys.size(); key++) {
@@ -168,9 +183,19 @@ public final class EndpointCookie {
 	 * @return the endpoint's id
 	 */
 	public static long endpointIdOf(CharSequence value) {
+		return endpointIdOf(value, 0);
+	}
+
+	/**
+	 * Returns the endpoint id of a value {@link #check} accepted, read in place.
+	 * @param text the text that holds the value
+	 * @param start where the value starts
+	 * @return the endpoint's id
+	 */
+	public static long endpointIdOf(CharSequence text, int start) {
 		long id = 0;
 		for (int i = 0; i < ID_DIGITS; i++) {
-			id = (id << 4) | hexDigit(value.charAt(i));
+			id = (id << 4) | hexDigit(text.charAt(start + i));
 		}
 		return id;
 	}

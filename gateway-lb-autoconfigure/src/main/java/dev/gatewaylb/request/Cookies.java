@@ -55,6 +55,25 @@ public final class Cookies {
 	 * @return the value, possibly empty, or {@code null} when no pair has that name
 	 */
 	public static @Nullable String first(CharSequence line, String name) {
+		long bounds = bounds(line, name);
+		return (bounds == ABSENT) ? null : line.subSequence(start(bounds), end(bounds)).toString();
+	}
+
+	/**
+	 * What {@link #bounds} returns when no pair has the name.
+	 */
+	public static final long ABSENT = -1;
+
+	/**
+	 * Returns where the value of the first cookie called {@code name} lies in one header
+	 * line, read as {@link #first(CharSequence, String)} reads it, without copying it:
+	 * for a caller that checks a value in place and allocates nothing.
+	 * @param line one {@code Cookie} header value
+	 * @param name the cookie name, matched exactly
+	 * @return the value's start and end packed in one number ({@link #start},
+	 * {@link #end}), or {@link #ABSENT}
+	 */
+	public static long bounds(CharSequence line, String name) {
 		int length = line.length();
 		int start = 0;
 		while (start < length) {
@@ -81,12 +100,30 @@ public final class Cookies {
 						valueStart++;
 						valueEnd--;
 					}
-					return line.subSequence(valueStart, valueEnd).toString();
+					return ((long) valueStart << 32) | valueEnd;
 				}
 			}
 			start = end + 1;
 		}
-		return null;
+		return ABSENT;
+	}
+
+	/**
+	 * Returns where a value {@link #bounds} found starts.
+	 * @param bounds what {@link #bounds} returned, not {@link #ABSENT}
+	 * @return the index of its first character
+	 */
+	public static int start(long bounds) {
+		return (int) (bounds >>> 32);
+	}
+
+	/**
+	 * Returns where a value {@link #bounds} found ends.
+	 * @param bounds what {@link #bounds} returned, not {@link #ABSENT}
+	 * @return the index after its last character
+	 */
+	public static int end(long bounds) {
+		return (int) bounds;
 	}
 
 	private static boolean regionMatches(CharSequence line, int from, String name) {

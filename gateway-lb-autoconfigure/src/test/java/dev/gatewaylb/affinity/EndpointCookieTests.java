@@ -108,6 +108,19 @@ class EndpointCookieTests {
 	}
 
 	@Test
+	void aValueIsCheckedWhereItLiesInACookieLine() {
+		String value = this.cookie.sign(42);
+		String line = "theme=dark; GWLB_EP=" + value + "; JSESSIONID=1";
+		int start = line.indexOf(value);
+		assertThat(this.cookie.check(line, start, start + EndpointCookie.LENGTH)).isZero();
+		assertThat(EndpointCookie.endpointIdOf(line, start)).isEqualTo(42);
+		assertThat(this.cookie.check(line, start, start + EndpointCookie.LENGTH - 1))
+			.isEqualTo(EndpointCookie.REJECTED);
+		assertThat(this.cookie.check(line, start + 1, start + EndpointCookie.LENGTH + 1))
+			.isEqualTo(EndpointCookie.REJECTED);
+	}
+
+	@Test
 	void aShortSecretIsRefusedNamingIt() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new EndpointCookie("orders", "short".getBytes(StandardCharsets.UTF_8), List.of()))

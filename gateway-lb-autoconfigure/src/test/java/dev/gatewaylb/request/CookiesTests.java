@@ -77,4 +77,14 @@ class CookiesTests {
 		assertThat(Cookies.first("GWLB=h\u00e9llo\u00ff", "GWLB")).isEqualTo("h\u00e9llo\u00ff");
 	}
 
+	@Test
+	void boundsPointAtTheValueFirstReturns() {
+		for (String line : List.of("a=1; GWLB=v; b=2", "GWLB=\"v\"", " GWLB = v ;", "GWLB=", "x=GWLB=v; GWLB=v")) {
+			long bounds = Cookies.bounds(line, "GWLB");
+			assertThat(line.substring(Cookies.start(bounds), Cookies.end(bounds))).as(line)
+				.isEqualTo(Cookies.first(line, "GWLB"));
+		}
+		assertThat(Cookies.bounds("a=1; GWLBX=v; GWLB", "GWLB")).isEqualTo(Cookies.ABSENT);
+	}
+
 }

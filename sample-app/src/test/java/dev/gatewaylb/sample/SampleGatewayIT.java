@@ -105,6 +105,28 @@ class SampleGatewayIT {
 	}
 
 	@Test
+	void sessionRouteKeepsAClientWithItsEndpointCookieOnOneBackend() {
+		Map<String, Long> firstBackends = new HashMap<>();
+		for (int client = 0; client < 9; client++) {
+			EntityExchangeResult<String> first = this.client.get()
+				.uri("/session/")
+				.exchange()
+				.expectBody(String.class)
+				.returnResult();
+			String cookie = first.getResponseCookies().getFirst("GWLB_ENDPOINT").getValue();
+			String backend = first.getResponseHeaders().getFirst("X-Backend");
+			firstBackends.merge(backend, 1L, Long::sum);
+			for (int i = 0; i < 10; i++) {
+				assertThat(
+						backend("/session/", (headers) -> headers.set(HttpHeaders.COOKIE, "GWLB_ENDPOINT=" + cookie)))
+					.as("client %d request %d", client, i)
+					.isEqualTo(backend);
+			}
+		}
+		assertThat(firstBackends).as("new sessions, round-robin").hasSize(3);
+	}
+
+	@Test
 	void leastRouteAnswersFromOneOfTheBackends() {
 		assertThat(backend("/least/")).isIn(BACKENDS);
 	}

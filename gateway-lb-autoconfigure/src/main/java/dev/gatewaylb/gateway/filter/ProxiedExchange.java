@@ -161,6 +161,12 @@ final class ProxiedExchange {
 	 */
 	private @Nullable EndpointState followed;
 
+	/**
+	 * Whether the request's cookie was signed with a previous secret: its answer gets one
+	 * signed with the current secret, so that sessions leave the old secret as they go.
+	 */
+	private boolean previousSecret;
+
 	private boolean affinityCounted;
 
 	private long firstSentNanos;
@@ -433,24 +439,37 @@ final class ProxiedExchange {
 	 * another service, of a secret no longer accepted) is ignored, never an error.
 	 */
 	private int follow(ServiceRuntime runtime, Snapshot<Member> snapshot, EndpointCookie cookie) {
-		String value = Cookies.first(this.exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE),
-				runtime.settings().affinity().cookie().name());
-		if (value == null || value.isEmpty()) {
-			this.affinity = AffinityOutcome.NEW;
-			return -1;
+		// The value is checked where it lies in the Cookie line: no copy of it.
+		List<String> lines = this.exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE);
+		String name = runtime.settings().affinity().cookie().name();
+		for (int i = 0; lines != null && i < lines.size(); i++) {
+			String line = lines.get(i);
+			long bounds = Cookies.bounds(line, name);
+			if (bounds == Cookies.ABSENT) {
+				continue;
+			}
+			int start = Cookies.start(bounds);
+			int end = Cookies.end(bounds);
+			if (start == end) {
+				break;
+			}
+			int secret = cookie.check(line, start, end);
+			if (secret == EndpointCookie.REJECTED) {
+				this.affinity = AffinityOutcome.REJECTED;
+				return -1;
+			}
+			this.previousSecret = secret > 0;
+			int index = snapshot.follow(EndpointCookie.endpointIdOf(line, start));
+			if (index < 0) {
+				this.affinity = AffinityOutcome.MOVED;
+				return -1;
+			}
+			this.affinity = AffinityOutcome.FOLLOWED;
+			this.followed = snapshot.state(index);
+			return index;
 		}
-		if (cookie.check(value) == EndpointCookie.REJECTED) {
-			this.affinity = AffinityOutcome.REJECTED;
-			return -1;
-		}
-		int index = snapshot.follow(EndpointCookie.endpointIdOf(value));
-		if (index < 0) {
-			this.affinity = AffinityOutcome.MOVED;
-			return -1;
-		}
-		this.affinity = AffinityOutcome.FOLLOWED;
-		this.followed = snapshot.state(index);
-		return index;
+		this.affinity = AffinityOutcome.NEW;
+		return -1;
 	}
 
 	/**
@@ -502,7 +521,7 @@ final class ProxiedExchange {
 				return;
 			}
 		}
-		else if (outcome == AffinityOutcome.FOLLOWED) {
+		else if (outcome == AffinityOutcome.FOLLOWED && !this.previousSecret) {
 			return;
 		}
 		ServerHttpRequest request = this.exchange.getRequest();

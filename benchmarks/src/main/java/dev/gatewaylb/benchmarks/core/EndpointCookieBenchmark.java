@@ -1,0 +1,103 @@
+package dev.gatewaylb.benchmarks.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import dev.gatewaylb.affinity.EndpointCookie;
+import dev.gatewaylb.balance.Balancer;
+import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.request.Cookies;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Following an endpoint affinity cookie as the first pick of a request does it: find the
+ * cookie in a browser-like {@code Cookie} line, check its MAC, read its endpoint id and
+ * find that endpoint in a snapshot of 10 ({@code follow}); the same without the snapshot
+ * ({@code parseCheckAndRead}); and, in the same run, a round-robin pick of the same
+ * snapshot without a cookie ({@code pickWithoutCookie}), the peer the ratio is taken
+ * against. The issue's target is 500 ns and two allocations for {@code follow}; run with
+ * {@code -prof gc} for the allocations. {@code previous} checks a cookie signed with the
+ * first previous secret, which costs a second MAC.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g" })
+@State(Scope.Benchmark)
+public class EndpointCookieBenchmark {
+
+	@Param({ "false", "true" })
+	public boolean previous;
+
+	private EndpointCookie cookie;
+
+	private String line;
+
+	private Snapshot<Endpoint> snapshot;
+
+	@Setup
+	public void setUp() {
+		byte[] secret = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.UTF_8);
+		byte[] old = "fedcba9876543210fedcba9876543210".getBytes(StandardCharsets.UTF_8);
+		this.cookie = new EndpointCookie("orders", secret, List.of(old));
+		EndpointCookie signer = this.previous ? new EndpointCookie("orders", old, List.of()) : this.cookie;
+		String value = signer.sign(EndpointCookie.endpointId("10.0.0.7:8080"));
+		this.line = "_ga=GA1.2.1234567890.1700000000; theme=dark; GWLB_ENDPOINT=" + value
+				+ "; JSESSIONID=8F3C2A9E41D0B7F6";
+		List<Endpoint> endpoints = new ArrayList<>();
+		for (int i = 1; i <= 10; i++) {
+			endpoints.add(Endpoint.of("10.0.0." + i, 8080, 1));
+		}
+		Balancer<Endpoint> balancer = new Balancer<>(BalancerSettings.DEFAULTS, Function.identity(), System::nanoTime,
+				ThreadLocalRandom::current);
+		this.snapshot = balancer.update(endpoints);
+	}
+
+	@Benchmark
+	public int follow() {
+		// As ProxiedExchange.follow reads it: in place, no copy of the value.
+		long bounds = Cookies.bounds(this.line, "GWLB_ENDPOINT");
+		if (bounds == Cookies.ABSENT || this.cookie.check(this.line, Cookies.start(bounds),
+				Cookies.end(bounds)) == EndpointCookie.REJECTED) {
+			return -1;
+		}
+		return this.snapshot.follow(EndpointCookie.endpointIdOf(this.line, Cookies.start(bounds)));
+	}
+
+	@Benchmark
+	public int pickWithoutCookie() {
+		return this.snapshot.select(null);
+	}
+
+	@Benchmark
+	public long parseCheckAndRead() {
+		String value = Cookies.first(this.line, "GWLB_ENDPOINT");
+		if (value == null || this.cookie.check(value) == EndpointCookie.REJECTED) {
+			return -1;
+		}
+		return EndpointCookie.endpointIdOf(value);
+	}
+
+	@Benchmark
+	public String sign() {
+		return this.cookie.sign(EndpointCookie.endpointId("10.0.0.7:8080"));
+	}
+
+}
