@@ -2,7 +2,6 @@ package dev.gatewaylb.balance;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
@@ -219,16 +218,17 @@ public final class EndpointState {
 
 	/**
 	 * Moves the window of followed requests on by one of its {@code slots}: called by one
-	 * thread at a fixed interval, so that the window covers {@code slots} intervals (the
-	 * first ones since the first call).
+	 * thread at a fixed interval, so that the window covers {@code slots} intervals.
 	 * @param slots the intervals the window covers
 	 */
 	public void rollFollowed(int slots) {
 		long now = this.followed.sum();
 		long[] sums = this.followedSums;
 		if (sums == null || sums.length != slots) {
+			// Zeros: the follows counted before the first step are in the window. They
+			// are of the last minute but for a service whose affinity was turned off and
+			// on again, which only counts while it is on.
 			sums = new long[slots];
-			Arrays.fill(sums, now);
 			this.followedSums = sums;
 			this.followedAt = 0;
 		}
