@@ -12,6 +12,8 @@ import dev.gatewaylb.actuate.GatewayLbReport.ConcurrencyReport;
 import dev.gatewaylb.actuate.GatewayLbReport.DrainResult;
 import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
 import dev.gatewaylb.actuate.GatewayLbReport.HedgeReport;
+import dev.gatewaylb.actuate.GatewayLbReport.LevelReport;
+import dev.gatewaylb.actuate.GatewayLbReport.LocalityReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PartitionReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RefreshReport;
@@ -23,6 +25,7 @@ import dev.gatewaylb.actuate.GatewayLbReport.VerdictReport;
 import dev.gatewaylb.actuate.GatewayLbReport.WindowReport;
 import dev.gatewaylb.balance.BalancerSettings;
 import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.balance.Locality;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.AffinityOutcome;
@@ -230,7 +233,8 @@ public class GatewayLbEndpoint {
 					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
 					(upstream != null) ? upstream.addresses().connections(address) : Map.of(),
 					successRate(snapshot.state(i).lastSuccessRate()), concurrencyLimit(snapshot.state(i)),
-					affinity ? snapshot.state(i).followedLastMinute() : null));
+					affinity ? snapshot.state(i).followedLastMinute() : null, snapshot.endpoint(i).zone(),
+					(snapshot.priority(i) >= 0) ? snapshot.priority(i) : null));
 		}
 		PoolReport pool;
 		if (upstream != null) {
@@ -244,7 +248,21 @@ public class GatewayLbEndpoint {
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
-				endpoints, pool, hedge(runtime), concurrency(runtime), affinity(runtime, snapshot));
+				endpoints, pool, hedge(runtime), concurrency(runtime), affinity(runtime, snapshot),
+				locality(balancer, snapshot));
+	}
+
+	private static @Nullable LocalityReport locality(BalancerSettings balancer, Snapshot<Member> snapshot) {
+		Locality locality = balancer.locality();
+		if (!locality.enabled()) {
+			return null;
+		}
+		List<LevelReport> levels = snapshot.levels()
+			.stream()
+			.map((level) -> new LevelReport(level.priority(), level.endpoints(), level.healthy(), level.share(),
+					level.spilling(), level.requests()))
+			.toList();
+		return new LocalityReport(locality.zone(), snapshot.isPanic(), locality.loadAware(), levels);
 	}
 
 	private static @Nullable AffinityReport affinity(ServiceRuntime runtime, Snapshot<Member> snapshot) {

@@ -73,6 +73,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String AFFINITY = "gateway.lb.affinity";
 
+	static final String LOCALITY_REQUESTS = "gateway.lb.locality.requests";
+
 	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
 
 	static final String SLOW_CLIENTS = "gateway.lb.slow.clients";
@@ -104,6 +106,12 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	private final Map<String, List<Meter>> poolMeters = new HashMap<>();
 
 	private final Map<String, List<Meter>> serviceMeters = new HashMap<>();
+
+	/**
+	 * Each service's meter of requests per priority level, registered when a level of
+	 * that priority first appears and kept while the service is.
+	 */
+	private final Map<String, Map<Integer, Meter>> levelMeters = new HashMap<>();
 
 	/**
 	 * Registers the meters of every split and refresh, and of every service and endpoint
@@ -151,6 +159,10 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		if (service != null) {
 			service.forEach(this.meterRegistry::remove);
 		}
+		Map<Integer, Meter> levels = this.levelMeters.remove(runtime.id());
+		if (levels != null) {
+			levels.values().forEach(this.meterRegistry::remove);
+		}
 		Map<String, List<Meter>> endpoints = this.endpointMeters.remove(runtime.id());
 		if (endpoints != null) {
 			endpoints.values().forEach((meters) -> meters.forEach(this.meterRegistry::remove));
@@ -163,6 +175,13 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	}
 
 	private void endpointsChanged(String serviceId, Snapshot<Member> next) {
+		Map<Integer, Meter> levels = this.levelMeters.computeIfAbsent(serviceId, (id) -> new HashMap<>());
+		next.levelRequestCounters()
+			.forEach((priority, count) -> levels.computeIfAbsent(priority,
+					(p) -> FunctionCounter.builder(LOCALITY_REQUESTS, count, LongAdder::sum)
+						.tags("service", serviceId, "priority", String.valueOf(p))
+						.description("Requests sent to a priority level of a service with localities")
+						.register(this.meterRegistry)));
 		Map<String, List<Meter>> registered = this.endpointMeters.computeIfAbsent(serviceId, (id) -> new HashMap<>());
 		Set<String> present = new HashSet<>();
 		for (int i = 0; i < next.size(); i++) {

@@ -48,10 +48,39 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * nothing
 	 * @param affinity the service's sticky sessions to an endpoint, or {@code null} when
 	 * it has none
+	 * @param locality the service's priority levels by zone, or {@code null} without
+	 * localities
 	 */
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
 			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge,
-			@Nullable ConcurrencyReport concurrency, @Nullable AffinityReport affinity) {
+			@Nullable ConcurrencyReport concurrency, @Nullable AffinityReport affinity,
+			@Nullable LocalityReport locality) {
+	}
+
+	/**
+	 * A service's priority levels.
+	 *
+	 * @param zone the gateway's zone
+	 * @param panic whether the service's healthy fraction is below its panic threshold,
+	 * so that every endpoint of every level takes traffic
+	 * @param loadAware whether levels spill by load
+	 * @param levels the levels in priority order
+	 */
+	public record LocalityReport(@Nullable String zone, boolean panic, boolean loadAware, List<LevelReport> levels) {
+	}
+
+	/**
+	 * One priority level.
+	 *
+	 * @param priority its priority, 0 the most preferred
+	 * @param endpoints its endpoints of weight above 0, draining ones included
+	 * @param healthy those that take traffic
+	 * @param share the share of the traffic drawn for it, from health, 0 to 1
+	 * @param spilling whether it is busy enough that requests drawn for it may go to the
+	 * next level ({@code load-aware})
+	 * @param requests the requests sent to it
+	 */
+	public record LevelReport(int priority, int endpoints, int healthy, double share, boolean spilling, long requests) {
 	}
 
 	/**
@@ -153,11 +182,13 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * limiter, or {@code null} when the service limits nothing
 	 * @param followedLastMinute requests that followed a session's affinity cookie to it
 	 * in the last minute, or {@code null} when the service has no endpoint affinity
+	 * @param zone the zone discovery says it runs in, or {@code null}
+	 * @param priority the priority of its level, or {@code null} without localities
 	 */
 	public record EndpointReport(String address, int weight, double effectiveWeight, int inFlight, long picks,
 			double latencyEwmaMillis, String state, @Nullable List<String> resolvedAddresses,
 			Map<String, Integer> connections, @Nullable Double successRate, @Nullable Integer concurrencyLimit,
-			@Nullable Long followedLastMinute) {
+			@Nullable Long followedLastMinute, @Nullable String zone, @Nullable Integer priority) {
 	}
 
 	/**

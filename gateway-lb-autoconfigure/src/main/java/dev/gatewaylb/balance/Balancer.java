@@ -1,16 +1,19 @@
 package dev.gatewaylb.balance;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -57,6 +60,20 @@ public final class Balancer<T> {
 	 * The round-robin position, shared by every snapshot of this service.
 	 */
 	private final AtomicLong roundRobinTicket = new AtomicLong();
+
+	/**
+	 * The round-robin position and the request count of each priority level, shared by
+	 * every snapshot of this service, made on the rebuild thread.
+	 */
+	private final Map<Integer, AtomicLong> levelTickets = new ConcurrentHashMap<>();
+
+	private final Map<Integer, LongAdder> levelRequests = new ConcurrentHashMap<>();
+
+	/**
+	 * Which priorities spill by load and their costs, which each rebuild hands to its
+	 * levels: written by the control thread.
+	 */
+	private volatile Map<Integer, LoadAwareSpill.Load> load = Map.of();
 
 	private final AtomicReference<Snapshot<T>> current;
 
@@ -213,6 +230,28 @@ public final class Balancer<T> {
 		}
 	}
 
+	/**
+	 * Sets which priority levels spill by load and what a request costs in each
+	 * ({@link LoadAwareSpill}). Applies to the current snapshot at once, without a
+	 * rebuild, and to every later one.
+	 * @param loads the load of each priority; a priority not named does not spill
+	 */
+	public void load(Map<Integer, LoadAwareSpill.Load> loads) {
+		Map<Integer, LoadAwareSpill.Load> copy = Map.copyOf(loads);
+		synchronized (this.rebuildMonitor) {
+			this.load = copy;
+			this.current.get().load(copy);
+		}
+	}
+
+	/**
+	 * Returns the request counter of each priority level the service has had.
+	 * @return the counters by priority, a live view
+	 */
+	public Map<Integer, LongAdder> levelRequests() {
+		return Collections.unmodifiableMap(this.levelRequests);
+	}
+
 	private Snapshot<T> swap(Snapshot<T> next) {
 		this.current.set(next);
 		return next;
@@ -261,8 +300,11 @@ public final class Balancer<T> {
 		Members members = new Members(endpoints.toArray(new Endpoint[0]), states.toArray(new EndpointState[0]),
 				draining, settings, this.nanoClock, this.random, this.rebuilds, now);
 		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
+		Levels levels = Levels.of(members, settings.algorithm(),
+				(priority) -> this.levelTickets.computeIfAbsent(priority, (p) -> new AtomicLong()),
+				(priority) -> this.levelRequests.computeIfAbsent(priority, (p) -> new LongAdder()), this.load, now);
 		long generation = (previous != null) ? previous.generation() + 1 : 0;
-		return new Snapshot<>(List.copyOf(kept), members, strategy, generation, this);
+		return new Snapshot<>(List.copyOf(kept), members, strategy, generation, this, levels);
 	}
 
 	private record Described<T>(T value, Endpoint endpoint) {

@@ -11,9 +11,11 @@ import java.util.Objects;
  * @param hashBalanceFactor the bounded-load factor of consistent hashing: 0 for off,
  * otherwise {@code > 1} (an endpoint takes at most this factor times its share of the
  * requests in flight); other algorithms ignore it
+ * @param locality how endpoints form priority levels by zone, {@link Locality#NONE} for
+ * one pool
  */
-public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos,
-		double hashBalanceFactor) {
+public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos, double hashBalanceFactor,
+		Locality locality) {
 
 	/**
 	 * Round-robin, no slow start, a 10 s EWMA decay, no bounded load.
@@ -22,6 +24,7 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 
 	public BalancerSettings {
 		Objects.requireNonNull(algorithm, "algorithm");
+		Objects.requireNonNull(locality, "locality");
 		if (slowStartNanos < 0) {
 			throw new IllegalArgumentException("slow-start: " + slowStartNanos + "ns (expected: >= 0)");
 		}
@@ -45,6 +48,17 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	}
 
 	/**
+	 * Creates settings without localities.
+	 * @param algorithm the algorithm
+	 * @param slowStartNanos ramp window for endpoints that join a serving set, 0 for none
+	 * @param ewmaDecayNanos time constant of the peak-EWMA decay, {@code > 0}
+	 * @param hashBalanceFactor the bounded-load factor of consistent hashing, 0 for off
+	 */
+	public BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos, double hashBalanceFactor) {
+		this(algorithm, slowStartNanos, ewmaDecayNanos, hashBalanceFactor, Locality.NONE);
+	}
+
+	/**
 	 * Returns whether {@code factor} is a valid bounded-load factor: 0 (off), or finite
 	 * and above 1. A factor of 1 or less would leave no room above the average, and NaN
 	 * compares false with everything.
@@ -61,7 +75,8 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	 * @return the settings
 	 */
 	public BalancerSettings withAlgorithm(Algorithm algorithm) {
-		return new BalancerSettings(algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor);
+		return new BalancerSettings(algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor,
+				this.locality);
 	}
 
 	/**
@@ -70,7 +85,18 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	 * @return the settings
 	 */
 	public BalancerSettings withHashBalanceFactor(double hashBalanceFactor) {
-		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, hashBalanceFactor);
+		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, hashBalanceFactor,
+				this.locality);
+	}
+
+	/**
+	 * Returns these settings with other localities.
+	 * @param locality the localities
+	 * @return the settings
+	 */
+	public BalancerSettings withLocality(Locality locality) {
+		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor,
+				locality);
 	}
 
 }

@@ -3,16 +3,28 @@ package dev.gatewaylb.balance;
 import java.util.Comparator;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * One member of a balanced set as the algorithms see it: an address and a weight.
+ * One member of a balanced set as the algorithms see it: an address, a weight, and where
+ * it runs.
  *
  * @param address {@code host:port}, IPv6 hosts in brackets; the identity under which
  * per-endpoint state is carried across rebuilds and the bytes consistent hashing places
  * on the ring
  * @param weight relative share of traffic, {@code >= 0}; an endpoint of weight 0 stays in
  * the set but receives no picks
+ * @param zone the zone it runs in, or {@code null} when discovery does not say
+ * @param priority its priority level when discovery gives one ({@code >= 0}, 0 the most
+ * preferred), else {@link #NO_PRIORITY}: the level then comes from the zone
+ * ({@link Locality#priorityOf})
  */
-public record Endpoint(String address, int weight) {
+public record Endpoint(String address, int weight, @Nullable String zone, int priority) {
+
+	/**
+	 * The priority of an endpoint whose discovery gives none.
+	 */
+	public static final int NO_PRIORITY = -1;
 
 	/**
 	 * The order a balancer lists its endpoints in, whatever order discovery gave them:
@@ -33,6 +45,28 @@ public record Endpoint(String address, int weight) {
 		if (weight < 0) {
 			throw new IllegalArgumentException("weight: " + weight + " (expected: >= 0)");
 		}
+		if (priority < NO_PRIORITY) {
+			throw new IllegalArgumentException("priority: " + priority + " (expected: >= 0)");
+		}
+	}
+
+	/**
+	 * Creates an endpoint with no zone and no priority.
+	 * @param address {@code host:port}
+	 * @param weight its weight, {@code >= 0}
+	 */
+	public Endpoint(String address, int weight) {
+		this(address, weight, null, NO_PRIORITY);
+	}
+
+	/**
+	 * Returns this endpoint in a zone, with a priority.
+	 * @param zone the zone, or {@code null}
+	 * @param priority its priority, or {@link #NO_PRIORITY}
+	 * @return the endpoint
+	 */
+	public Endpoint at(@Nullable String zone, int priority) {
+		return new Endpoint(this.address, this.weight, zone, priority);
 	}
 
 	/**

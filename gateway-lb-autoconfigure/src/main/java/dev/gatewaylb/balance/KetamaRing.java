@@ -158,11 +158,30 @@ final class KetamaRing implements Strategy {
 		if (key == null) {
 			return this.withoutKey.select(null);
 		}
+		return selectHash(StableHash.hash(key));
+	}
+
+	/**
+	 * Selects the endpoint of a key whose hash ({@link StableHash#hash}) is given: for a
+	 * caller that hashed the key already.
+	 * @param hash the key's hash
+	 * @return the endpoint's index, or -1 when the ring is empty
+	 */
+	int selectHash(long hash) {
 		if (this.points.length == 0) {
 			return -1;
 		}
-		int slot = ownerSlot(StableHash.hash(key));
+		int slot = ownerSlot(hash);
 		return (this.factorNumerator == 0) ? this.owners[slot] : selectBounded(slot);
+	}
+
+	/**
+	 * Returns the owner of a key's hash on the ring, whatever the endpoints' loads.
+	 * @param hash the key's hash
+	 * @return the endpoint's index, or -1 when the ring is empty
+	 */
+	int ownerOf(long hash) {
+		return (this.points.length == 0) ? -1 : this.owners[ownerSlot(hash)];
 	}
 
 	/**

@@ -65,6 +65,25 @@ final class Members {
 	final boolean failOpen;
 
 	/**
+	 * Whether the service's healthy fraction fell below the locality's panic threshold,
+	 * so that health is ignored and picks go to every endpoint that could take traffic,
+	 * whatever its level.
+	 */
+	final boolean panic;
+
+	/**
+	 * Whether each endpoint could take traffic (weight above 0, not draining) and is
+	 * healthy (neither ejected nor failing active checks).
+	 */
+	final boolean[] candidateAndHealthy;
+
+	/**
+	 * Whether each endpoint could take traffic when healthy: weight above 0, not
+	 * draining.
+	 */
+	final boolean[] candidate;
+
+	/**
 	 * When the first ejection in this snapshot ends, or {@link #NO_RAMP_END}.
 	 */
 	final long nextReturnNanos;
@@ -106,6 +125,7 @@ final class Members {
 		boolean[] healthy = new boolean[endpoints.length];
 		int candidates = 0;
 		int healthyCount = 0;
+		int weighted = 0;
 		long nextReturn = NO_RAMP_END;
 		// Every endpoint's health, draining ones included: their sessions follow them
 		// while they are healthy, and an ejection's end makes them followable again.
@@ -117,6 +137,9 @@ final class Members {
 			}
 			healthy[i] = !ejected && state.isHealthy();
 			candidate[i] = !draining[i] && endpoints[i].weight() > 0;
+			if (endpoints[i].weight() > 0) {
+				weighted++;
+			}
 			if (candidate[i]) {
 				candidates++;
 				if (healthy[i]) {
@@ -125,36 +148,27 @@ final class Members {
 			}
 		}
 		this.failOpen = healthyCount == 0 && candidates > 0;
+		// Panic counts drained endpoints as not healthy, as the levels do: draining a
+		// zone is as good as losing it.
+		Locality locality = settings.locality();
+		this.panic = !this.failOpen && locality.enabled() && candidates > 0
+				&& healthyCount < locality.panicThreshold() * weighted;
+		boolean spread = this.failOpen || this.panic;
 		boolean[] candidateAndHealthy = new boolean[endpoints.length];
 		boolean[] followable = new boolean[endpoints.length];
 		for (int i = 0; i < endpoints.length; i++) {
 			candidateAndHealthy[i] = candidate[i] && healthy[i];
-			followable[i] = healthy[i] || (this.failOpen && candidate[i]);
+			followable[i] = healthy[i] || (spread && candidate[i]);
 		}
+		this.candidate = candidate;
+		this.candidateAndHealthy = candidateAndHealthy;
 		this.followable = followable;
-		this.pickable = this.failOpen ? candidate : candidateAndHealthy;
+		this.pickable = spread ? candidate : candidateAndHealthy;
 		this.nextReturnNanos = nextReturn;
-		int count = this.failOpen ? candidates : healthyCount;
-		this.eligible = new int[count];
-		long rampEnd = NO_RAMP_END;
-		for (int i = 0, e = 0; i < endpoints.length; i++) {
-			if (this.pickable[i]) {
-				this.eligible[e++] = i;
-				long start = states[i].rampStartNanos;
-				if (start != SlowStart.NO_RAMP && settings.slowStartNanos() > 0) {
-					long end = start + settings.slowStartNanos();
-					if (end - nowNanos > 0 && (rampEnd == NO_RAMP_END || end - rampEnd > 0)) {
-						rampEnd = end;
-					}
-				}
-			}
-		}
-		this.rampEndsAtNanos = rampEnd;
-		this.eligibleStates = new EndpointState[count];
-		for (int e = 0; e < count; e++) {
-			this.eligibleStates[e] = states[this.eligible[e]];
-		}
-		this.rampOver = (rampEnd == NO_RAMP_END);
+		this.eligible = eligible(this.pickable);
+		this.eligibleStates = statesOf(this.eligible, states);
+		this.rampEndsAtNanos = rampEnd(this.eligible, states, settings, nowNanos);
+		this.rampOver = (this.rampEndsAtNanos == NO_RAMP_END);
 		this.ids = new long[endpoints.length];
 		long[][] byId = new long[endpoints.length][];
 		for (int i = 0; i < endpoints.length; i++) {
@@ -168,6 +182,89 @@ final class Members {
 			this.sortedIds[i] = byId[i][0];
 			this.sortedIdIndexes[i] = (int) byId[i][1];
 		}
+	}
+
+	/**
+	 * Makes the view of one priority level: the same endpoints, states and indexes, but
+	 * only those {@code picked} accepts may be picked. Every strategy reads the endpoints
+	 * it may pick through {@link #eligible} and {@link #weight}, so a strategy made over
+	 * the view balances the level alone, and its picks are indexes of the whole set.
+	 * @param all the whole set
+	 * @param picked which endpoints of the set the level picks
+	 * @param nowNanos the time of the build, for the level's ramp
+	 * @param ignoreHealth whether {@code picked} alone says what may be picked, health
+	 * aside: for a ring that is only asked who owns a key
+	 */
+	Members(Members all, boolean[] picked, long nowNanos, boolean ignoreHealth) {
+		this.endpoints = all.endpoints;
+		this.states = all.states;
+		this.draining = all.draining;
+		this.settings = all.settings;
+		this.nanoClock = all.nanoClock;
+		this.random = all.random;
+		this.rebuilds = all.rebuilds;
+		this.failOpen = all.failOpen;
+		this.panic = all.panic;
+		this.candidate = all.candidate;
+		this.candidateAndHealthy = all.candidateAndHealthy;
+		this.followable = all.followable;
+		this.nextReturnNanos = all.nextReturnNanos;
+		this.ids = all.ids;
+		this.sortedIds = all.sortedIds;
+		this.sortedIdIndexes = all.sortedIdIndexes;
+		boolean[] pickable = new boolean[picked.length];
+		for (int i = 0; i < picked.length; i++) {
+			pickable[i] = picked[i] && (ignoreHealth || all.pickable[i]);
+		}
+		this.pickable = pickable;
+		this.eligible = eligible(pickable);
+		this.eligibleStates = statesOf(this.eligible, this.states);
+		this.rampEndsAtNanos = rampEnd(this.eligible, this.states, this.settings, nowNanos);
+		this.rampOver = (this.rampEndsAtNanos == NO_RAMP_END);
+	}
+
+	private static int[] eligible(boolean[] pickable) {
+		int count = 0;
+		for (boolean may : pickable) {
+			count += may ? 1 : 0;
+		}
+		int[] eligible = new int[count];
+		for (int i = 0, e = 0; i < pickable.length; i++) {
+			if (pickable[i]) {
+				eligible[e++] = i;
+			}
+		}
+		return eligible;
+	}
+
+	private static EndpointState[] statesOf(int[] eligible, EndpointState[] states) {
+		EndpointState[] of = new EndpointState[eligible.length];
+		for (int e = 0; e < eligible.length; e++) {
+			of[e] = states[eligible[e]];
+		}
+		return of;
+	}
+
+	private static long rampEnd(int[] eligible, EndpointState[] states, BalancerSettings settings, long nowNanos) {
+		long rampEnd = NO_RAMP_END;
+		for (int index : eligible) {
+			long start = states[index].rampStartNanos;
+			if (start != SlowStart.NO_RAMP && settings.slowStartNanos() > 0) {
+				long end = start + settings.slowStartNanos();
+				if (end - nowNanos > 0 && (rampEnd == NO_RAMP_END || end - rampEnd > 0)) {
+					rampEnd = end;
+				}
+			}
+		}
+		return rampEnd;
+	}
+
+	/**
+	 * Returns whether endpoint {@code index} may be picked: weight above 0, not draining,
+	 * and, unless the set fails open or panics, neither ejected nor unhealthy.
+	 */
+	boolean pickable(int index) {
+		return this.pickable[index];
 	}
 
 	/**

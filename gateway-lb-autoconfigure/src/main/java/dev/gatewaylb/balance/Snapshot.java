@@ -1,8 +1,11 @@
 package dev.gatewaylb.balance;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
@@ -32,12 +35,26 @@ public final class Snapshot<T> {
 
 	private final Balancer<T> balancer;
 
-	Snapshot(List<T> values, Members members, Strategy strategy, long generation, Balancer<T> balancer) {
+	/**
+	 * The priority levels, or {@code null} without localities.
+	 */
+	private final @Nullable Levels levels;
+
+	/**
+	 * The levels picks draw from: {@link #levels}, or {@code null} while the set fails
+	 * open or panics (every endpoint then takes traffic, whatever its level).
+	 */
+	private final @Nullable Levels drawn;
+
+	Snapshot(List<T> values, Members members, Strategy strategy, long generation, Balancer<T> balancer,
+			@Nullable Levels levels) {
 		this.values = values;
 		this.members = members;
 		this.strategy = strategy;
 		this.generation = generation;
 		this.balancer = balancer;
+		this.levels = levels;
+		this.drawn = (members.failOpen || members.panic) ? null : levels;
 	}
 
 	/**
@@ -53,8 +70,19 @@ public final class Snapshot<T> {
 	 */
 	public int select(@Nullable CharSequence hashKey) {
 		returnEndedEjections();
-		int index = this.strategy.select(hashKey);
-		return (index >= 0 && this.members.states[index].atConcurrencyLimit()) ? nextUnderLimit(index) : index;
+		Levels levels = this.drawn;
+		if (levels == null) {
+			int index = this.strategy.select(hashKey);
+			return (index >= 0 && this.members.states[index].atConcurrencyLimit()) ? nextUnderLimit(this.members, index)
+					: index;
+		}
+		int index = levels.select(hashKey, this.members);
+		if (index < 0 || !this.members.states[index].atConcurrencyLimit()) {
+			return index;
+		}
+		// Another endpoint of the level first, then any.
+		int inLevel = nextUnderLimit(levels.view(levels.levelOf(index)), index);
+		return (inLevel >= 0) ? inLevel : nextUnderLimit(this.members, index);
 	}
 
 	/**
@@ -65,7 +93,8 @@ public final class Snapshot<T> {
 	 */
 	public int selectOverLimit(@Nullable CharSequence hashKey) {
 		returnEndedEjections();
-		return this.strategy.select(hashKey);
+		Levels levels = this.drawn;
+		return (levels != null) ? levels.select(hashKey, this.members) : this.strategy.select(hashKey);
 	}
 
 	/**
@@ -100,9 +129,9 @@ public final class Snapshot<T> {
 	 * Returns the first eligible endpoint after {@code index} (in address order, going
 	 * round) that is under its concurrency limit.
 	 */
-	private int nextUnderLimit(int index) {
-		int[] eligible = this.members.eligible;
-		EndpointState[] states = this.members.eligibleStates;
+	private static int nextUnderLimit(Members members, int index) {
+		int[] eligible = members.eligible;
+		EndpointState[] states = members.eligibleStates;
 		int n = eligible.length;
 		int at = Arrays.binarySearch(eligible, index);
 		int start = (at >= 0) ? at : -at - 1;
@@ -157,20 +186,128 @@ public final class Snapshot<T> {
 	 * its limit
 	 */
 	public int selectAvoiding(Predicate<String> avoid) {
-		int[] eligible = this.members.eligible;
-		int n = eligible.length;
-		if (n == 0) {
-			return -1;
+		return selectAvoiding(avoid, null);
+	}
+
+	/**
+	 * Selects an endpoint as {@link #selectAvoiding(Predicate)} does, preferring the
+	 * priority level of {@code near}: uniformly among that level's endpoints, then the
+	 * next levels', then the earlier ones'. Without localities, the same as
+	 * {@link #selectAvoiding(Predicate)}.
+	 * @param avoid addresses to avoid
+	 * @param near the address of the endpoint tried last, or {@code null} to prefer the
+	 * levels in priority order
+	 * @return the endpoint's index, or -1 when every eligible endpoint is avoided or at
+	 * its limit
+	 */
+	public int selectAvoiding(Predicate<String> avoid, @Nullable String near) {
+		Levels levels = this.drawn;
+		if (levels == null) {
+			return selectAvoiding(this.members, avoid);
 		}
-		int start = this.members.random.get().nextInt(n);
-		for (int i = 0; i < n; i++) {
-			int index = eligible[(start + i) % n];
-			if (!avoid.test(this.members.endpoints[index].address())
-					&& !this.members.states[index].atConcurrencyLimit()) {
+		int count = levels.priorities.length;
+		int nearIndex = (near != null) ? this.members.indexOfId(StableHash.hash(near)) : -1;
+		int first = (nearIndex >= 0) ? levels.levelOf(nearIndex) : 0;
+		for (int i = 0; i < count; i++) {
+			int index = selectAvoiding(levels.view((first + i) % count), avoid);
+			if (index >= 0) {
 				return index;
 			}
 		}
 		return -1;
+	}
+
+	private static int selectAvoiding(Members members, Predicate<String> avoid) {
+		int[] eligible = members.eligible;
+		int n = eligible.length;
+		if (n == 0) {
+			return -1;
+		}
+		int start = members.random.get().nextInt(n);
+		for (int i = 0; i < n; i++) {
+			int index = eligible[(start + i) % n];
+			if (!avoid.test(members.endpoints[index].address()) && !members.states[index].atConcurrencyLimit()) {
+				return index;
+			}
+		}
+		return -1;
+	}
+
+	/**
+	 * Returns whether the service's healthy fraction is below its locality's panic
+	 * threshold, so that picks go to every endpoint of every level, health ignored.
+	 * @return whether the snapshot panics
+	 */
+	public boolean isPanic() {
+		return this.members.panic;
+	}
+
+	/**
+	 * Returns the priority levels of the set and their shares, in priority order.
+	 * @return the levels, empty without localities
+	 */
+	public List<Level> levels() {
+		Levels levels = this.levels;
+		if (levels == null) {
+			return List.of();
+		}
+		double[] shares = levels.shares();
+		List<Level> report = new ArrayList<>(shares.length);
+		int eligible = this.members.eligible.length;
+		for (int level = 0; level < shares.length; level++) {
+			// While the set fails open or panics, every endpoint that could take traffic
+			// does, whatever its level.
+			double share = (this.drawn != null) ? shares[level]
+					: (eligible == 0) ? 0 : (double) levels.view(level).eligible.length / eligible;
+			report.add(new Level(levels.priorities[level], levels.endpoints[level], levels.healthy[level], share,
+					this.drawn != null && levels.spilling(level), levels.requests(level).sum()));
+		}
+		return List.copyOf(report);
+	}
+
+	/**
+	 * Returns the request counter of each priority level the service has had, kept across
+	 * snapshots.
+	 * @return the counters by priority, a live view
+	 */
+	public Map<Integer, LongAdder> levelRequestCounters() {
+		return this.balancer.levelRequests();
+	}
+
+	/**
+	 * Returns the priority of the level of endpoint {@code index}.
+	 * @param index an endpoint index
+	 * @return the level's priority, or -1 without localities
+	 */
+	public int priority(int index) {
+		Levels levels = this.levels;
+		return (levels != null) ? levels.priorities[levels.levelOf(index)] : -1;
+	}
+
+	/**
+	 * One priority level of a set.
+	 *
+	 * @param priority its priority, 0 the most preferred
+	 * @param endpoints its endpoints of weight above 0, draining ones included
+	 * @param healthy those that take traffic: neither ejected, nor failing their checks,
+	 * nor draining
+	 * @param share the share of the traffic drawn for it, from health, 0 to 1
+	 * @param spilling whether requests drawn for it may go to the next level because it
+	 * is busy ({@link LoadAwareSpill})
+	 * @param requests the requests picked in it since the service's first level of this
+	 * priority
+	 */
+	public record Level(int priority, int endpoints, int healthy, double share, boolean spilling, long requests) {
+	}
+
+	/**
+	 * Hands this snapshot's levels which priorities spill by load, and their costs.
+	 */
+	void load(Map<Integer, LoadAwareSpill.Load> loads) {
+		Levels levels = this.levels;
+		if (levels != null) {
+			levels.load(loads);
+		}
 	}
 
 	/**
@@ -287,6 +424,17 @@ public final class Snapshot<T> {
 	public double effectiveWeight(int index) {
 		long now = this.members.nanoClock.getAsLong();
 		return this.members.weight(index) * this.members.rampFactor(index, now);
+	}
+
+	/**
+	 * Returns whether endpoint {@code index} takes new picks: weight above 0, not
+	 * draining, and, unless the set fails open or panics, neither ejected nor failing its
+	 * checks.
+	 * @param index an endpoint index
+	 * @return whether it takes traffic
+	 */
+	public boolean takesTraffic(int index) {
+		return this.members.pickable(index);
 	}
 
 	/**

@@ -34,6 +34,7 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * that share them.
  * @param affinity Sticky sessions to an endpoint, through a signed cookie every replica
  * honours.
+ * @param locality Zone-aware balancing: priority levels by zone, failover, spill, panic.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -45,13 +46,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable RetryProperties retry,
 		@NestedConfigurationProperty @Nullable HedgeProperties hedge,
 		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency,
-		@NestedConfigurationProperty @Nullable AffinityProperties affinity) {
+		@NestedConfigurationProperty @Nullable AffinityProperties affinity,
+		@NestedConfigurationProperty @Nullable LocalityProperties locality) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null, null, null);
+			null, null, null, null, null, null, null);
 
 	public ServiceProperties {
 		if (slowStart != null && slowStart.isNegative()) {

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.gatewaylb.balance.Endpoint;
 import dev.gatewaylb.control.ControlThread;
 import dev.gatewaylb.control.Separately;
 import dev.gatewaylb.gateway.settings.InstanceWeights;
@@ -172,7 +173,7 @@ public final class DiscoveryPoller {
 				rejected(watch, instance, rejection);
 				continue;
 			}
-			members.add(Member.of(instance, weight(watch.serviceId, instance)));
+			members.add(Member.of(instance, weight(watch.serviceId, instance), priority(watch.serviceId, instance)));
 		}
 		Membership next = Membership.of(members);
 		for (int i = next.members().size(); i < members.size(); i++) {
@@ -243,6 +244,33 @@ public final class DiscoveryPoller {
 							+ "; balancing it with the largest weight, " + InstanceWeights.MAX_WEIGHT);
 		}
 		return capped;
+	}
+
+	/**
+	 * Returns an instance's priority level, its metadata {@code priority}: an integer
+	 * from 0; {@link Endpoint#NO_PRIORITY} when absent, or invalid (logged once per
+	 * instance and value), so that its zone decides.
+	 */
+	private int priority(String serviceId, ServiceInstance instance) {
+		Map<String, String> metadata = instance.getMetadata();
+		String priority = (metadata != null) ? metadata.get(Member.PRIORITY_KEY) : null;
+		if (priority == null || priority.isBlank()) {
+			return Endpoint.NO_PRIORITY;
+		}
+		try {
+			int parsed = Integer.parseInt(priority.trim());
+			if (parsed >= 0) {
+				return parsed;
+			}
+		}
+		catch (NumberFormatException ex) {
+			// Reported below.
+		}
+		String address = instance.getHost() + ":" + instance.getPort();
+		report(serviceId + "/" + address + "/priority/" + priority,
+				() -> "Instance " + address + " of service " + serviceId + " has an invalid metadata priority "
+						+ Logged.text(priority) + " (expected: an integer >= 0); its zone decides its level");
+		return Endpoint.NO_PRIORITY;
 	}
 
 	/**

@@ -1,6 +1,9 @@
 package dev.gatewaylb.gateway.discovery;
 
+import java.util.Map;
+
 import dev.gatewaylb.balance.Endpoint;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultResponse;
@@ -23,23 +26,71 @@ public record Member(ServiceInstance instance, Endpoint endpoint, String host, i
 		Response<ServiceInstance> response) {
 
 	/**
-	 * Describes an instance.
+	 * The instance metadata key of an instance's zone, as Spring Cloud LoadBalancer and
+	 * Eureka spell it.
+	 */
+	public static final String ZONE_KEY = "zone";
+
+	/**
+	 * The Kubernetes topology label of a node's zone, read when {@link #ZONE_KEY} is
+	 * absent: a discovery client that copies labels into the metadata hands it over.
+	 */
+	public static final String KUBERNETES_ZONE_KEY = "topology.kubernetes.io/zone";
+
+	/**
+	 * The instance metadata key of an instance's priority level.
+	 */
+	public static final String PRIORITY_KEY = "priority";
+
+	/**
+	 * Describes an instance without a priority.
 	 * @param instance the instance
 	 * @param weight its weight, already read from its metadata
 	 * @return the member
 	 */
 	public static Member of(ServiceInstance instance, int weight) {
+		return of(instance, weight, Endpoint.NO_PRIORITY);
+	}
+
+	/**
+	 * Describes an instance; its zone is read from its metadata.
+	 * @param instance the instance
+	 * @param weight its weight, already read from its metadata
+	 * @param priority its priority level, already read from its metadata, or
+	 * {@link Endpoint#NO_PRIORITY}
+	 * @return the member
+	 */
+	public static Member of(ServiceInstance instance, int weight, int priority) {
 		String host = instance.getHost();
 		if (host.startsWith("[") && host.endsWith("]")) {
 			host = host.substring(1, host.length() - 1);
 		}
-		return new Member(instance, Endpoint.of(host, instance.getPort(), weight), host, instance.getPort(),
-				instance.isSecure(), new DefaultResponse(instance));
+		Endpoint endpoint = Endpoint.of(host, instance.getPort(), weight).at(zone(instance), priority);
+		return new Member(instance, endpoint, host, instance.getPort(), instance.isSecure(),
+				new DefaultResponse(instance));
+	}
+
+	/**
+	 * Returns an instance's zone from its metadata, or {@code null}.
+	 * @param instance the instance
+	 * @return the zone, trimmed, or {@code null} when the metadata names none
+	 */
+	public static @Nullable String zone(ServiceInstance instance) {
+		Map<String, String> metadata = instance.getMetadata();
+		if (metadata == null) {
+			return null;
+		}
+		String zone = metadata.get(ZONE_KEY);
+		if (zone == null || zone.isBlank()) {
+			zone = metadata.get(KUBERNETES_ZONE_KEY);
+		}
+		return (zone == null || zone.isBlank()) ? null : zone.trim();
 	}
 
 	/**
 	 * Returns whether this member is the same to the balancer and the router as
-	 * {@code other}: same address, weight and scheme. Other metadata may differ.
+	 * {@code other}: same address, weight, zone, priority and scheme. Other metadata may
+	 * differ.
 	 * @param other another member
 	 * @return whether the same
 	 */

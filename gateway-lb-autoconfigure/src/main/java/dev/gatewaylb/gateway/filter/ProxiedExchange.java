@@ -394,7 +394,9 @@ final class ProxiedExchange {
 		if (index < 0) {
 			index = snapshot.select(key);
 			if (index >= 0 && this.firstTried != null && tried(snapshot.endpoint(index).address())) {
-				int untried = snapshot.selectAvoiding(this::tried);
+				// Another endpoint of the level of the one tried last, then of the next
+				// levels.
+				int untried = snapshot.selectAvoiding(this::tried, lastTried());
 				index = (untried >= 0) ? untried : index;
 			}
 		}
@@ -545,7 +547,7 @@ final class ProxiedExchange {
 	 */
 	@Nullable Attempt pickBackup(ServiceRuntime runtime, Attempt primary, Hedging hedging, long nowNanos) {
 		Snapshot<Member> snapshot = runtime.snapshot();
-		int index = snapshot.selectAvoiding(this::tried);
+		int index = snapshot.selectAvoiding(this::tried, primary.member().endpoint().address());
 		if (index < 0) {
 			return null;
 		}
@@ -745,6 +747,14 @@ final class ProxiedExchange {
 			}
 			later.add(address);
 		}
+	}
+
+	/**
+	 * Returns the address of the endpoint this exchange tried last, or {@code null}.
+	 */
+	private @Nullable String lastTried() {
+		List<String> later = this.laterTried;
+		return (later != null && !later.isEmpty()) ? later.get(later.size() - 1) : this.firstTried;
 	}
 
 	/**

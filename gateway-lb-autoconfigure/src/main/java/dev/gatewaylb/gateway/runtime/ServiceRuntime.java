@@ -224,13 +224,14 @@ public final class ServiceRuntime {
 
 	/**
 	 * Returns whether an attempt's latency must be measured: peak-EWMA reads it, and so
-	 * does latency-based ejection ({@code health.passive.latency-factor}) whatever the
-	 * algorithm.
+	 * do latency-based ejection ({@code health.passive.latency-factor}) and load-aware
+	 * localities ({@code locality.load-aware}) whatever the algorithm.
 	 * @return whether latency is recorded
 	 */
 	public boolean recordsLatency() {
 		return this.settings.balancer().algorithm() == Algorithm.PEAK_EWMA
-				|| this.settings.health().passive().ejectsSlowEndpoints();
+				|| this.settings.health().passive().ejectsSlowEndpoints()
+				|| (this.settings.balancer().locality().enabled() && this.settings.balancer().locality().loadAware());
 	}
 
 	/**

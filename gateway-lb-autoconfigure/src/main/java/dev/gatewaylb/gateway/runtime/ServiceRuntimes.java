@@ -99,6 +99,8 @@ public final class ServiceRuntimes {
 
 	private final AffinityWindows affinityWindows;
 
+	private final LocalitySpilling localitySpilling;
+
 	private final KnownServices known = new KnownServices();
 
 	/**
@@ -146,6 +148,7 @@ public final class ServiceRuntimes {
 		this.concurrencyLimiting = new ConcurrencyLimiting(this::all, control);
 		this.hedgeWindows = new HedgeWindows(this::all, control);
 		this.affinityWindows = new AffinityWindows(this::all, control);
+		this.localitySpilling = new LocalitySpilling(this::all, control);
 		this.known.configured(settings.get());
 	}
 
@@ -390,8 +393,8 @@ public final class ServiceRuntimes {
 	/**
 	 * Starts following the settings and the jobs: {@code discovery-poll},
 	 * {@code latency-ejection}, {@code success-rate-ejection},
-	 * {@code concurrency-limits}, {@code hedge-window-roll}, {@code affinity-window};
-	 * idempotent.
+	 * {@code concurrency-limits}, {@code hedge-window-roll}, {@code affinity-window},
+	 * {@code locality-spill}; idempotent.
 	 */
 	public synchronized void start() {
 		if (this.started) {
@@ -407,6 +410,7 @@ public final class ServiceRuntimes {
 		this.concurrencyLimiting.start();
 		this.hedgeWindows.start();
 		this.affinityWindows.start();
+		this.localitySpilling.start();
 	}
 
 	/**

@@ -13,6 +13,7 @@ import dev.gatewaylb.config.HealthProperties.SuccessRate;
 import dev.gatewaylb.config.ConcurrencyLimitAlgorithm;
 import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.LocalityProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -55,7 +56,8 @@ final class BuiltInDefaults {
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")),
 			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null),
-			new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/", false, true, SameSite.LAX));
+			new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/", false, true, SameSite.LAX),
+			new LocalityProperties(false, 1.4, 0.5, true));
 
 	/**
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.

@@ -65,7 +65,7 @@ public final class GatewayLbSettings {
 	public static GatewayLbSettings bind(Environment environment) {
 		GatewayLbProperties properties = GatewayLbPropertiesBinder.bind(environment);
 		SimpleDiscoveryWeights.validate(environment);
-		return from(properties);
+		return SettingsMapper.map(properties, environment.getProperty(SettingsMapper.ZONE_PROPERTY));
 	}
 
 	/**

@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Locality;
 import dev.gatewaylb.config.AffinityProperties;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.GatewayLbProperties;
@@ -24,6 +25,7 @@ import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.config.LocalityProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -65,6 +67,14 @@ final class SettingsMapper {
 
 	private static final Function<ServiceProperties, @Nullable AffinityProperties> AFFINITY = ServiceProperties::affinity;
 
+	private static final Function<ServiceProperties, @Nullable LocalityProperties> LOCALITY = ServiceProperties::locality;
+
+	/**
+	 * Spring Cloud LoadBalancer's property for the zone the application runs in, which
+	 * localities take as the gateway's zone.
+	 */
+	static final String ZONE_PROPERTY = "spring.cloud.loadbalancer.zone";
+
 	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
 			HealthProperties::passive);
 
@@ -92,11 +102,26 @@ final class SettingsMapper {
 	 * split, or shares its name with a service entry
 	 */
 	static GatewayLbSettings map(GatewayLbProperties properties) {
-		ServiceSettings defaults = resolve(DEFAULTS_PATH, properties.defaults(), ServiceProperties.NONE);
+		return map(properties, null);
+	}
+
+	/**
+	 * Maps bound properties to runtime settings, with the gateway's zone.
+	 * @param properties the properties as written
+	 * @param zone the gateway's zone, {@code spring.cloud.loadbalancer.zone}, or
+	 * {@code null}
+	 * @return the settings
+	 * @throws InvalidConfigurationPropertyValueException as
+	 * {@link #map(GatewayLbProperties)}, and naming
+	 * {@code spring.cloud.loadbalancer.zone} when a service enables localities and the
+	 * gateway has no zone
+	 */
+	static GatewayLbSettings map(GatewayLbProperties properties, @Nullable String zone) {
+		ServiceSettings defaults = resolve(DEFAULTS_PATH, properties.defaults(), ServiceProperties.NONE, zone);
 		Map<String, ServiceSettings> services = new HashMap<>();
 		properties.services()
 			.forEach((id, service) -> services.put(normalize(id),
-					resolve(path("gateway.lb.services", id), service, properties.defaults())));
+					resolve(path("gateway.lb.services", id), service, properties.defaults(), zone)));
 		Map<String, SplitSettings> splits = new HashMap<>();
 		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
 		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies(), properties,
@@ -117,11 +142,16 @@ final class SettingsMapper {
 	 * certificate
 	 */
 	static ServiceSettings resolve(String path, ServiceProperties service, ServiceProperties defaults) {
+		return resolve(path, service, defaults, null);
+	}
+
+	static ServiceSettings resolve(String path, ServiceProperties service, ServiceProperties defaults,
+			@Nullable String zone) {
 		Layers layers = new Layers(path, service, defaults);
 		BalancerSettings balancer = new BalancerSettings(algorithm(layers.get(ServiceProperties::algorithm)),
 				layers.get(ServiceProperties::slowStart).toNanos(),
 				layers.get(in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos(),
-				layers.get(ServiceProperties::hashBalanceFactor));
+				layers.get(ServiceProperties::hashBalanceFactor), locality(layers, zone));
 		HealthSettings health = new HealthSettings(
 				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
 						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
@@ -152,6 +182,20 @@ final class SettingsMapper {
 				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
 		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
 				upstream(layers), health, retry, hedge, concurrency(layers), affinity(layers));
+	}
+
+	private static Locality locality(Layers layers, @Nullable String zone) {
+		boolean enabled = layers.get(in(LOCALITY, LocalityProperties::enabled));
+		String trimmed = (zone != null && !zone.isBlank()) ? zone.trim() : null;
+		if (enabled && trimmed == null) {
+			throw new InvalidConfigurationPropertyValueException(ZONE_PROPERTY, "(not set)",
+					"expected: the zone the " + "gateway runs in, since "
+							+ layers.pathOf(in(LOCALITY, LocalityProperties::enabled), "locality.enabled")
+							+ " is true and endpoints in that zone are preferred");
+		}
+		return new Locality(enabled, trimmed, layers.get(in(LOCALITY, LocalityProperties::overprovisioningFactor)),
+				layers.get(in(LOCALITY, LocalityProperties::panicThreshold)),
+				layers.get(in(LOCALITY, LocalityProperties::loadAware)));
 	}
 
 	private static AffinitySettings affinity(Layers layers) {

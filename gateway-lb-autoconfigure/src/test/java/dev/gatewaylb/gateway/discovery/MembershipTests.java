@@ -60,8 +60,22 @@ class MembershipTests {
 	void keepsTheBalancerWhenOnlyOtherMetadataChanges() {
 		Member plain = member("10.0.0.1", 80, 1, false);
 		Member tagged = Member.of(new DefaultServiceInstance("other-id", "svc", "10.0.0.1", 80, false,
-				Map.of("weight", "1", "zone", "b")), 1);
+				Map.of("weight", "1", "version", "2.1")), 1);
 		assertThat(Membership.of(List.of(plain)).differsFrom(Membership.of(List.of(tagged)))).isFalse();
+	}
+
+	@Test
+	void rebuildsWhenAZoneOrAPriorityChanges() {
+		Member plain = member("10.0.0.1", 80, 1, false);
+		Member zoned = Member.of(new DefaultServiceInstance("id", "svc", "10.0.0.1", 80, false,
+				Map.of("weight", "1", "zone", "eu-west-1b")), 1);
+		Member kubernetes = Member.of(new DefaultServiceInstance("id", "svc", "10.0.0.1", 80, false,
+				Map.of("weight", "1", "topology.kubernetes.io/zone", "eu-west-1b")), 1);
+		Member first = Member.of(new DefaultServiceInstance("id", "svc", "10.0.0.1", 80, false, Map.of()), 1, 0);
+		assertThat(zoned.endpoint().zone()).isEqualTo("eu-west-1b");
+		assertThat(kubernetes.endpoint()).isEqualTo(zoned.endpoint());
+		assertThat(Membership.of(List.of(plain)).differsFrom(Membership.of(List.of(zoned)))).isTrue();
+		assertThat(Membership.of(List.of(plain)).differsFrom(Membership.of(List.of(first)))).isTrue();
 	}
 
 	@Test

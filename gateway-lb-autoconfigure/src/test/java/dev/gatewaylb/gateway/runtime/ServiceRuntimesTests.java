@@ -293,7 +293,8 @@ class ServiceRuntimesTests {
 	void runsItsWorkOnNamedJobsOfTheirOwnEachWithItsInterval() {
 		assertThat(this.fixture.control.jobs()).containsExactly("discovery-poll every 1000ms",
 				"known-services every 1000ms", "latency-ejection every 1000ms", "success-rate-ejection every 1000ms",
-				"concurrency-limits every 100ms", "hedge-window-roll every 1000ms");
+				"concurrency-limits every 100ms", "hedge-window-roll every 1000ms", "affinity-window every 5000ms",
+				"locality-spill every 100ms");
 	}
 
 	@Test

@@ -142,6 +142,12 @@ class SettingsLayersPropertyTests {
 			key("affinity.http-only", (s) -> s.affinity().cookie().httpOnly(), true, "false", false, "true", true),
 			// None needs secure: true, which another layer's draw may not give it.
 			key("affinity.same-site", (s) -> s.affinity().cookie().sameSite(), "Lax", "strict", "Strict", "LAX", "Lax"),
+			key("locality.enabled", (s) -> s.balancer().locality().enabled(), false, "true", true, "false", false),
+			key("locality.overprovisioning-factor", (s) -> s.balancer().locality().overprovisioningFactor(), 1.4, "2",
+					2.0, "1.1", 1.1),
+			key("locality.panic-threshold", (s) -> s.balancer().locality().panicThreshold(), 0.5, "0", 0.0, "1", 1.0,
+					"0.25", 0.25),
+			key("locality.load-aware", (s) -> s.balancer().locality().loadAware(), true, "false", false, "true", true),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
@@ -202,6 +208,9 @@ class SettingsLayersPropertyTests {
 	private static StandardEnvironment environment(Map<String, Object> properties) {
 		StandardEnvironment environment = new StandardEnvironment();
 		environment.getPropertySources().addFirst(new MapPropertySource("test", properties));
+		// A service may turn localities on, which needs the gateway's zone.
+		environment.getPropertySources()
+			.addLast(new MapPropertySource("zone", Map.of("spring.cloud.loadbalancer.zone", "zone-a")));
 		return environment;
 	}
 

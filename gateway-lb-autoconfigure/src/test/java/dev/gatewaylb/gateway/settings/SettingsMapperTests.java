@@ -8,6 +8,7 @@ import java.util.Set;
 
 import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.BalancerSettings;
+import dev.gatewaylb.balance.Locality;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.health.OutlierDetection;
@@ -210,6 +211,23 @@ class SettingsMapperTests {
 		assertThat(settings.affinity().learn()).isEqualTo("JSESSIONID");
 		assertThat(settings.toString()).doesNotContain(SECRET);
 		assertThat(resolve(layer(), layer("affinity.secret", SECRET)).affinity().enabled()).isFalse();
+	}
+
+	@Test
+	void localitiesNeedTheGatewaysZoneAndTakeIt() {
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
+			.isThrownBy(() -> SettingsMapper.resolve(PATH, layer("locality.enabled", "true"), layer(), null))
+			.satisfies((ex) -> {
+				assertThat(ex.getName()).isEqualTo("spring.cloud.loadbalancer.zone");
+				assertThat(ex.getReason()).contains("gateway.lb.services.catalog.locality.enabled");
+			});
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
+			.isThrownBy(() -> SettingsMapper.resolve(PATH, layer(), layer("locality.enabled", "true"), " "))
+			.satisfies((ex) -> assertThat(ex.getReason()).contains("gateway.lb.defaults.locality.enabled"));
+		ServiceSettings settings = SettingsMapper.resolve(PATH, layer("locality.enabled", "true"),
+				layer("locality.overprovisioning-factor", "2"), " eu-west-1a ");
+		assertThat(settings.balancer().locality()).isEqualTo(new Locality(true, "eu-west-1a", 2, 0.5, true));
+		assertThat(SettingsMapper.resolve(PATH, layer(), layer(), null).balancer().locality().enabled()).isFalse();
 	}
 
 	/**
