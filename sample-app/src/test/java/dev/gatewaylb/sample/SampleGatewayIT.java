@@ -105,6 +105,13 @@ class SampleGatewayIT {
 	}
 
 	@Test
+	void zonedRouteStaysInTheGatewaysZone() {
+		Map<String, Long> backends = countByBackend(
+				IntStream.range(0, 200).mapToObj((i) -> backend("/zoned/")).toList());
+		assertThat(backends).containsOnlyKeys("alpha", "beta");
+	}
+
+	@Test
 	void sessionRouteKeepsAClientWithItsEndpointCookieOnOneBackend() {
 		Map<String, Long> firstBackends = new HashMap<>();
 		for (int client = 0; client < 9; client++) {
