@@ -2,7 +2,8 @@
 # Load benchmarks of gateway-lb on loopback (docs/benchmarks.md). Real processes, bounded
 # in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
 #
-#   benchmarks/load/run.sh [all|throughput|slow|tail]     (default: all; tail is separate)
+#   benchmarks/load/run.sh [all|throughput|slow|tail|overload]   (default: all; tail and
+#                                                       overload are separate)
 #   benchmarks/load/run.sh --unpinned [throughput]        (the unpinned comparison, below)
 #
 # Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
@@ -31,6 +32,27 @@
 #   $WORK/tail.properties. The load comes from ClosedLoopClient (benchmarks jar), not wrk:
 #   wrk corrects latencies for coordinated omission, which counts one 500 ms answer
 #   many times over; these targets are about answers, each counted once.
+# overload: more requests than the backends can serve, offered at a fixed rate (issue 24).
+#   Its own processes: three worker backends (WorkerBackend, one JVM: OVERLOAD_WORKERS
+#   workers x OVERLOAD_SERVICE_MS each and a queue nothing bounds, like a thread-pool
+#   server; a request given up keeps its place) and the two gateways, (b) and (c), with the
+#   routes of a generated $WORK/overload.properties: /overload/VARIANT/ to service
+#   overload-VARIANT on the three backends, round-robin. Rows: Spring Cloud LoadBalancer
+#   round-robin on (b); gateway-lb on (c) with each concurrency.limit of OVERLOAD_LIMITS
+#   (none: the default pool limits only; fixed at FIXED_LIMIT); and gradient2 again from
+#   initial-limit OVERLOAD_GRADIENT2_INITIAL (OverloadIT's start; empty: no such row).
+#   Each gateway first warms up on a route of its own: 5 s at OVERLOAD_UNLOADED_RATE, then
+#   OVERLOAD_JIT_WARMUP s at OVERLOAD_WARMUP_PERCENT% of capacity. Then each row, on its
+#   own route and service, once the backends have nothing queued, from one OpenLoopClient
+#   (benchmarks jar; an open loop, which an overloaded gateway cannot slow down as it
+#   slows wrk) whose users give up after OVERLOAD_PATIENCE_MS: OVERLOAD_UNLOADED_RATE
+#   requests/s for 2 s unrecorded and OVERLOAD_UNLOADED_DURATION s recorded (the unloaded
+#   p50), OVERLOAD_WARMUP s at OVERLOAD_WARMUP_PERCENT%, then OVERLOAD_PERCENT% for
+#   OVERLOAD_DURATION s. Prints per row: goodput (200s answered before the user gave up,
+#   per second and in % of capacity), their p50/p99, p99 over the unloaded p50, 503s in %
+#   of the requests sent, the requests given up, each endpoint's limit after the run, and
+#   goodput and p99 against (b)'s. Needs neither wrk nor nginx; 6 to 7 minutes on a quiet
+#   machine.
 #
 # --unpinned: nothing is pinned; each gateway JVM runs on every core with Reactor Netty's
 #   default event loops, as a gateway is deployed. Three gateways from the same jar: (b)
@@ -60,6 +82,11 @@
 #                                   (one table per client count in SLOW_CONNECTIONS)
 #   TAIL_CONNECTIONS="4 16 64" TAIL_DURATION=10 TAIL_WARMUP=5 SPORADIC_MS=5
 #   SPORADIC_PERCENT=3 SPORADIC_SLOW_MS=500 HEDGE_LOAD=0.05 LATENCY_FACTOR=3    tail
+#   OVERLOAD_WORKERS=4 OVERLOAD_SERVICE_MS=20 OVERLOAD_PERCENT=150 OVERLOAD_DURATION=20
+#   OVERLOAD_PATIENCE_MS=1000 OVERLOAD_UNLOADED_RATE=60 OVERLOAD_UNLOADED_DURATION=6
+#   OVERLOAD_WARMUP=5 OVERLOAD_WARMUP_PERCENT=70 OVERLOAD_JIT_WARMUP=20
+#   OVERLOAD_LIMITS="none gradient2 vegas aimd fixed" FIXED_LIMIT=5
+#   OVERLOAD_GRADIENT2_INITIAL=8                                        overload
 #   WARMUP_MIN=120 WARMUP_MAX=240   a gateway warms up in 10 s steps until requests/s
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
@@ -102,11 +129,28 @@ SPORADIC_PERCENT=${SPORADIC_PERCENT:-3}
 SPORADIC_SLOW_MS=${SPORADIC_SLOW_MS:-500}
 HEDGE_LOAD=${HEDGE_LOAD:-0.05}
 LATENCY_FACTOR=${LATENCY_FACTOR:-3}
+OVERLOAD_WORKERS=${OVERLOAD_WORKERS:-4}
+OVERLOAD_SERVICE_MS=${OVERLOAD_SERVICE_MS:-20}
+OVERLOAD_PERCENT=${OVERLOAD_PERCENT:-150}
+OVERLOAD_DURATION=${OVERLOAD_DURATION:-20}
+OVERLOAD_PATIENCE_MS=${OVERLOAD_PATIENCE_MS:-1000}
+OVERLOAD_UNLOADED_RATE=${OVERLOAD_UNLOADED_RATE:-60}
+OVERLOAD_UNLOADED_DURATION=${OVERLOAD_UNLOADED_DURATION:-6}
+OVERLOAD_WARMUP=${OVERLOAD_WARMUP:-5}
+OVERLOAD_WARMUP_PERCENT=${OVERLOAD_WARMUP_PERCENT:-70}
+OVERLOAD_JIT_WARMUP=${OVERLOAD_JIT_WARMUP:-20}
+OVERLOAD_LIMITS=${OVERLOAD_LIMITS:-"none gradient2 vegas aimd fixed"}
+# The backends' workers plus one: each worker finds its next request waiting when it
+# finishes (no idle gap of a round trip through the gateway), and a request waits at most
+# one service time behind it.
+FIXED_LIMIT=${FIXED_LIMIT:-5}
+OVERLOAD_GRADIENT2_INITIAL=${OVERLOAD_GRADIENT2_INITIAL-8}
 
 BACKEND_PORTS=(18081 18082 18083)
 DELAY_PORTS=(18091 18092 18093)
 HEALTHY_PORTS=(18094 18095 18096)
 SPORADIC_PORTS=(18097 18098 18099)
+WORKER_PORTS=(18101 18102 18103)
 TAIL_ALGORITHMS=(round-robin least-requests power-of-two-choices peak-ewma)
 # Set by the tail scenario: a second configuration file on top of gateway.yml.
 EXTRA_CONFIG=
@@ -164,8 +208,8 @@ trap 'exit 130' INT TERM
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-require() {
-	for tool in java wrk nginx curl taskset; do
+require() { # require TOOL...
+	for tool in "$@"; do
 		command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light curl)" >&2; exit 1; }
 	done
 	if [ "${SKIP_BUILD:-false}" != true ]; then
@@ -174,7 +218,8 @@ require() {
 		# Boot's repackage leaves an already repackaged jar alone, so the sample app's jar
 		# would keep the gateway-lb it was first built with.
 		rm -f "$BUILT_SAMPLE_JAR" "$BUILT_SAMPLE_JAR.original"
-		(cd "$ROOT" && mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests)
+		# To stderr: stdout is the results, to paste (Maven -q still prints colour codes).
+		(cd "$ROOT" && mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests) >&2
 	fi
 	mkdir -p "$WORK"
 	cp "$BUILT_SAMPLE_JAR" "$SAMPLE_JAR"
@@ -372,11 +417,13 @@ describe_machine() {
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "java: $(java -version 2>&1 | head -1)"
 	echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' (work tree with changes)')"
-	echo "wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx: $(nginx -v 2>&1 | cut -d/ -f2)"
+	if command -v wrk >/dev/null && command -v nginx >/dev/null; then
+		echo "wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx: $(nginx -v 2>&1 | cut -d/ -f2)"
+	fi
 	if [ "$UNPINNED" = true ]; then
 		echo "pinning: none (--unpinned): wrk, backends and gateways share all $(nproc) CPUs"
 	elif [ ${#SERVER[@]} -gt 0 ]; then
-		echo "pinning: wrk on CPU $LOADGEN_CPU; backends, gateways and nginx on CPU $SERVER_CPU"
+		echo "pinning: the load client (wrk, ClosedLoopClient, OpenLoopClient) on CPU $LOADGEN_CPU; backends, gateways and nginx on CPU $SERVER_CPU"
 	else
 		echo "pinning: none (one CPU)"
 	fi
@@ -804,6 +851,192 @@ pair_ratios() { # pair_ratios FIELD LINES-A LINES-B -> "median (min-max)" of A/B
 		awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit } printf "%.3f (%.3f-%.3f)", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
 }
 
+# --- overload -----------------------------------------------------------------------
+
+# Writes the overload scenario's routes and services: /overload/VARIANT/ to service
+# overload-VARIANT on the three worker backends, round-robin; VARIANT warm (the gateways'
+# JIT warm-up, no limit), sclb (the plain gateway's row), each of OVERLOAD_LIMITS, and
+# gradient2-initial. The plain gateway (gateway.lb.enabled=false) ignores the gateway.lb
+# keys: every service is Spring Cloud LoadBalancer's round-robin there. The pool keys keep their defaults (256
+# connections, 256 pending, 5 s): the static limits the issue compares with.
+write_overload_config() {
+	local file=$WORK/overload.properties route=0 variant service i
+	local variants=(warm sclb $OVERLOAD_LIMITS)
+	if [ -n "$OVERLOAD_GRADIENT2_INITIAL" ]; then
+		variants+=(gradient2-initial)
+	fi
+	{
+		for variant in "${variants[@]}"; do
+			service=overload-$variant
+			for i in 0 1 2; do
+				echo "spring.cloud.discovery.client.simple.instances.$service[$i].uri=http://127.0.0.1:${WORKER_PORTS[$i]}"
+			done
+			echo "spring.cloud.gateway.server.webflux.routes[$route].id=$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].uri=lb://$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/overload/$variant/**"
+			route=$((route + 1))
+			echo "gateway.lb.services.$service.algorithm=round-robin"
+			case $variant in
+				warm | sclb) ;;
+				gradient2-initial)
+					echo "gateway.lb.services.$service.concurrency.limit=gradient2"
+					echo "gateway.lb.services.$service.concurrency.initial-limit=$OVERLOAD_GRADIENT2_INITIAL"
+					;;
+				fixed)
+					echo "gateway.lb.services.$service.concurrency.limit=fixed"
+					echo "gateway.lb.services.$service.concurrency.initial-limit=$FIXED_LIMIT"
+					;;
+				*) echo "gateway.lb.services.$service.concurrency.limit=$variant" ;;
+			esac
+		done
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+overload_capacity() { echo $((3 * OVERLOAD_WORKERS * 1000 / OVERLOAD_SERVICE_MS)); }
+
+# Waits (at most 60 s) until the worker backends have nothing queued or in service: the
+# requests a row gave up on are still in their queues, and would be the next row's wait.
+backends_idle() {
+	local stats=
+	for _ in $(seq 1 120); do
+		stats=$(curl -sf "http://127.0.0.1:${WORKER_PORTS[0]}/__stats") || stats=
+		if [ -n "$stats" ] && awk '$3 + $4 > 0 { exit 1 }' <<<"$stats"; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	log "worker backends still busy after 60 s (port served queued busy): $(echo $stats)"
+}
+
+# open_loop_run URL PHASE... -> one RESULT line per phase, each with "busy=N others=N":
+# the machine's CPU before (%) and, during the run, the CPU of processes that are not this
+# run's (not the backends, the gateways or the client), in % of the machine.
+open_loop_run() {
+	local url=$1
+	shift
+	backends_idle
+	wait_quiet
+	local out=$WORK/open-loop.out m0 m1 ours0 ours1 w0 w1
+	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
+	m0=$(machine_ticks)
+	w0=$(children_ticks)
+	"${LOADGEN[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.OpenLoopClient \
+		"$url" "$OVERLOAD_PATIENCE_MS" "$@" >"$out"
+	w1=$(children_ticks)
+	m1=$(machine_ticks)
+	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
+	local others
+	others=$(awk -v mb="${m1% *}" -v mb0="${m0% *}" -v mt="${m1#* }" -v mt0="${m0#* }" -v ours=$((ours1 - ours0 + w1 - w0)) \
+		'BEGIN { o = (mt > mt0) ? 100 * ((mb - mb0) - ours) / (mt - mt0) : 0; printf "%.0f", (o > 0) ? o : 0 }')
+	grep '^RESULT' "$out" | sed "s/\$/ busy=$BUSY others=$others/"
+}
+
+phase() { grep " phase=$1 " <<<"$2"; } # phase NAME LINES -> that phase's RESULT line
+
+limits_after() { # limits_after SERVICE -> each endpoint's concurrencyLimit, "6/5/6", or "-"
+	local body limits
+	body=$(curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/gatewaylb/$1") || { echo "?"; return; }
+	limits=$(grep -o '"concurrencyLimit":[0-9][0-9]*' <<<"$body" | cut -d: -f2 | paste -sd/) || true
+	echo "${limits:--}"
+}
+
+overload() {
+	local capacity rate warm_rate
+	capacity=$(overload_capacity)
+	rate=$((capacity * OVERLOAD_PERCENT / 100))
+	warm_rate=$((capacity * OVERLOAD_WARMUP_PERCENT / 100))
+	local specs=()
+	for port in "${WORKER_PORTS[@]}"; do
+		specs+=("$port:$OVERLOAD_WORKERS:$OVERLOAD_SERVICE_MS")
+	done
+	log "worker backends: ${specs[*]} (port:workers:milliseconds), $capacity requests/s together"
+	start worker-backend "${SERVER[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.WorkerBackend "${specs[@]}"
+	local backend_pid=$LAST_PID
+	log "gateways: (b) plain Spring Cloud Gateway on $PLAIN_PORT, (c) with gateway-lb on $STARTER_PORT"
+	start_gateway plain "$PLAIN_PORT" --gateway.lb.enabled=false
+	PLAIN_PID=$LAST_PID
+	start_gateway starter "$STARTER_PORT"
+	STARTER_PID=$LAST_PID
+	OUR_PIDS=("$backend_pid" "$PLAIN_PID" "$STARTER_PID")
+	await "http://127.0.0.1:${WORKER_PORTS[0]}/__stats" worker-backend
+	await "http://127.0.0.1:$PLAIN_PORT/overload/warm/" plain
+	await "http://127.0.0.1:$STARTER_PORT/overload/warm/" starter
+	local port line
+	for port in "$PLAIN_PORT" "$STARTER_PORT"; do
+		log "JIT warm-up of the gateway on $port: 5s at $OVERLOAD_UNLOADED_RATE, ${OVERLOAD_JIT_WARMUP}s at $warm_rate requests/s"
+		# Gently first: a gateway just started serves a few hundred requests a second
+		# only once compiled, and its backlog would be the warm-up.
+		line=$(open_loop_run "http://127.0.0.1:$port/overload/warm/" "jit-start:$OVERLOAD_UNLOADED_RATE:5" \
+			"jit:$warm_rate:$OVERLOAD_JIT_WARMUP")
+		log "$(phase jit "$line" | cut -d' ' -f2-)"
+	done
+
+	local rows=("sclb" $OVERLOAD_LIMITS)
+	if [ -n "$OVERLOAD_GRADIENT2_INITIAL" ]; then
+		rows+=(gradient2-initial)
+	fi
+	local -A results=() limits=()
+	local row
+	for row in "${rows[@]}"; do
+		local url=http://127.0.0.1:$STARTER_PORT/overload/$row/
+		if [ "$row" = sclb ]; then
+			url=http://127.0.0.1:$PLAIN_PORT/overload/sclb/
+		fi
+		log "$row: $((2 + OVERLOAD_UNLOADED_DURATION))s at $OVERLOAD_UNLOADED_RATE, ${OVERLOAD_WARMUP}s at $warm_rate, ${OVERLOAD_DURATION}s at $rate requests/s"
+		# The first 2 s are not recorded: this client's first requests (a cold JVM, new
+		# connections) took 300 ms and more, and would be the unloaded p90.
+		results[$row]=$(open_loop_run "$url" "client:$OVERLOAD_UNLOADED_RATE:2" \
+			"unloaded:$OVERLOAD_UNLOADED_RATE:$OVERLOAD_UNLOADED_DURATION" \
+			"warmup:$warm_rate:$OVERLOAD_WARMUP" "overload:$rate:$OVERLOAD_DURATION")
+		limits[$row]=-
+		if [ "$row" != sclb ]; then
+			limits[$row]=$(limits_after "overload-$row")
+		fi
+		log "$row: $(phase unloaded "${results[$row]}" | cut -d' ' -f2-)"
+		log "$row: $(phase overload "${results[$row]}" | cut -d' ' -f2-) limits=${limits[$row]}"
+	done
+
+	echo
+	echo "## Overload: three backends of $OVERLOAD_WORKERS workers x $OVERLOAD_SERVICE_MS ms ($capacity requests/s), $rate requests/s (${OVERLOAD_PERCENT}%) open-loop for ${OVERLOAD_DURATION}s, users give up after $OVERLOAD_PATIENCE_MS ms"
+	echo
+	echo "Each row, from one OpenLoopClient: 2s at $OVERLOAD_UNLOADED_RATE requests/s unrecorded, ${OVERLOAD_UNLOADED_DURATION}s at $OVERLOAD_UNLOADED_RATE (the unloaded p50), ${OVERLOAD_WARMUP}s at $warm_rate, then the overload."
+	echo
+	echo "| gateway | concurrency.limit | unloaded p50 ms | goodput: 200s within $OVERLOAD_PATIENCE_MS ms | goodput % of capacity | p50 ms | p99 ms | p99 / unloaded p50 | 503 (% of sent) | gave up | other answers, errors | limits after | machine busy before / others during, % |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	local -A goodput=() p99=()
+	for row in "${rows[@]}"; do
+		local loaded unloaded name limit
+		loaded=$(phase overload "${results[$row]}")
+		unloaded=$(phase unloaded "${results[$row]}")
+		case $row in
+			sclb) name="(b) plain, SCLB round-robin"; limit="-" ;;
+			none) name="(c) gateway-lb round-robin"; limit="none (pool limits)" ;;
+			fixed) name="(c) gateway-lb round-robin"; limit="fixed, initial-limit $FIXED_LIMIT" ;;
+			gradient2-initial) name="(c) gateway-lb round-robin"; limit="gradient2, initial-limit $OVERLOAD_GRADIENT2_INITIAL" ;;
+			*) name="(c) gateway-lb round-robin"; limit=$row ;;
+		esac
+		goodput[$row]=$(field ok "$loaded")
+		p99[$row]=$(field p99 "$loaded")
+		local sent shed unavailable
+		sent=$(field sent "$loaded")
+		shed=$(field shed "$loaded")
+		unavailable=$(field unavailable "$loaded")
+		echo "| $name | $limit | $(ms "$(field p50 "$unloaded")") | $(awk -v ok="${goodput[$row]}" -v d="$OVERLOAD_DURATION" 'BEGIN { printf "%d (%.0f/s)", ok, ok / d }') |" \
+			"$(awk -v ok="${goodput[$row]}" -v c="$capacity" -v d="$OVERLOAD_DURATION" 'BEGIN { printf "%.0f%%", 100 * ok / (c * d) }') |" \
+			"$(ms "$(field p50 "$loaded")") | $(ms "${p99[$row]}") | $(awk -v a="${p99[$row]}" -v b="$(field p50 "$unloaded")" 'BEGIN { printf "%.1f", (b > 0) ? a / b : 0 }') |" \
+			"$(awk -v s="$shed" -v u="$unavailable" -v n="$sent" 'BEGIN { printf "%d (%.1f%%)%s", s + u, 100 * (s + u) / n, (u > 0) ? sprintf(", %d without Retry-After", u) : "" }') |" \
+			"$(field gaveup "$loaded") | $(($(field other "$loaded") + $(field errors "$loaded"))) | ${limits[$row]} | $(field busy "$loaded") / $(field others "$loaded") |"
+	done
+	echo
+	echo "| ratio to (b) | goodput | p99 |"
+	echo "|---|---|---|"
+	for row in "${rows[@]}"; do
+		[ "$row" = sclb ] && continue
+		echo "| $row / sclb | $(ratio "${goodput[$row]}" "${goodput[sclb]}") | $(ratio "${p99[$row]}" "${p99[sclb]}") |"
+	done
+}
+
 main() {
 	local what=${1:-all}
 	if [ "$UNPINNED" = true ]; then
@@ -811,16 +1044,23 @@ main() {
 			all | throughput) ;;
 			*) echo "usage: $0 --unpinned [throughput]" >&2; exit 2 ;;
 		esac
-		require
+		require java wrk nginx curl taskset
 		describe_machine
 		unpinned
 		return
 	fi
 	case "$what" in
-		all | throughput | slow | tail) ;;
-		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail]" >&2; exit 2 ;;
+		all | throughput | slow | tail | overload) ;;
+		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload]" >&2; exit 2 ;;
 	esac
-	require
+	if [ "$what" = overload ]; then
+		require java curl taskset
+		write_overload_config
+		describe_machine
+		overload
+		return
+	fi
+	require java wrk nginx curl taskset
 	if [ "$what" = tail ]; then
 		write_tail_config
 	fi

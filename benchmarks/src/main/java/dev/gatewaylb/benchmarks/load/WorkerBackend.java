@@ -1,0 +1,147 @@
+package dev.gatewaylb.benchmarks.load;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * The backends of the overload scenario: one process, one Reactor Netty server per
+ * {@code port:workers:serviceMillis} argument on 127.0.0.1, each serving like a
+ * thread-pool server: {@code workers} requests at a time, each for {@code serviceMillis},
+ * and a queue in front that nothing bounds. A request whose client went away keeps its
+ * place and its worker's time, as in a servlet container that cannot tell: that is how
+ * abandoned requests pile up in an overloaded backend, and what a concurrency limit in
+ * front of it is for. The workers are timers, not threads, so the backends take almost no
+ * CPU from the gateway they share a core with.
+ * <p>
+ * {@code GET /__stats} on any port answers {@code port served queued busy} lines; the
+ * load script waits between runs until nothing is queued or busy. Runs until killed.
+ * <p>
+ * Usage: {@code java -cp benchmarks.jar dev.gatewaylb.benchmarks.load.WorkerBackend
+ * 18101:4:20 18102:4:20 18103:4:20}
+ */
+public final class WorkerBackend {
+
+	private final int port;
+
+	private final int workers;
+
+	private final long serviceNanos;
+
+	private final Scheduler timer;
+
+	/**
+	 * Guards the queue and the counts: a backend's bookkeeping, not a path under test.
+	 */
+	private final Object lock = new Object();
+
+	private final ArrayDeque<Sinks.Empty<Void>> queue = new ArrayDeque<>();
+
+	private int busy;
+
+	private long served;
+
+	private WorkerBackend(int port, int workers, long serviceMillis, Scheduler timer) {
+		this.port = port;
+		this.workers = workers;
+		this.serviceNanos = TimeUnit.MILLISECONDS.toNanos(serviceMillis);
+		this.timer = timer;
+	}
+
+	public static void main(String[] args) {
+		if (args.length == 0) {
+			throw new IllegalArgumentException("usage: WorkerBackend port:workers:serviceMillis...");
+		}
+		Scheduler timer = Schedulers.newSingle("workers");
+		Map<Integer, WorkerBackend> backends = new LinkedHashMap<>();
+		for (String arg : args) {
+			String[] fields = arg.split(":");
+			if (fields.length != 3) {
+				throw new IllegalArgumentException("not port:workers:serviceMillis: " + arg);
+			}
+			int port = Integer.parseInt(fields[0]);
+			backends.put(port, new WorkerBackend(port, Integer.parseInt(fields[1]), Long.parseLong(fields[2]), timer));
+		}
+		List<DisposableServer> servers = new ArrayList<>();
+		for (WorkerBackend backend : backends.values()) {
+			servers.add(HttpServer.create().host("127.0.0.1").port(backend.port).handle((request, response) -> {
+				if (request.uri().startsWith("/__stats")) {
+					return response.sendString(Mono.just(stats(backends))).then();
+				}
+				return backend.serve()
+					.then(response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
+						.header("X-Backend", String.valueOf(backend.port))
+						.sendString(Mono.just("ok\n"))
+						.then());
+			}).bindNow());
+		}
+		System.out.println("worker backends listening on 127.0.0.1: " + String.join(" ", args));
+		servers.get(0).onDispose().block();
+	}
+
+	/**
+	 * Queues a request; completes when a worker has spent its service time on it.
+	 */
+	private Mono<Void> serve() {
+		Sinks.Empty<Void> done = Sinks.empty();
+		synchronized (this.lock) {
+			this.queue.add(done);
+		}
+		dispatch();
+		return done.asMono();
+	}
+
+	/**
+	 * Starts the queue's head on every free worker; a worker is free again a service time
+	 * later, whether or not anyone still waits for its answer.
+	 */
+	private void dispatch() {
+		while (true) {
+			Sinks.Empty<Void> next;
+			synchronized (this.lock) {
+				if (this.busy >= this.workers || this.queue.isEmpty()) {
+					return;
+				}
+				next = this.queue.poll();
+				this.busy++;
+			}
+			this.timer.schedule(() -> {
+				synchronized (this.lock) {
+					this.busy--;
+					this.served++;
+				}
+				next.tryEmitEmpty();
+				dispatch();
+			}, this.serviceNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	private static String stats(Map<Integer, WorkerBackend> backends) {
+		StringBuilder text = new StringBuilder();
+		for (WorkerBackend backend : backends.values()) {
+			synchronized (backend.lock) {
+				text.append(backend.port)
+					.append(' ')
+					.append(backend.served)
+					.append(' ')
+					.append(backend.queue.size())
+					.append(' ')
+					.append(backend.busy)
+					.append('\n');
+			}
+		}
+		return text.toString();
+	}
+
+}
