@@ -47,6 +47,7 @@ class PublicApiTests {
 			"dev.gatewaylb.config.HealthProperties", "dev.gatewaylb.config.RetryProperties",
 			"dev.gatewaylb.config.HedgeProperties", "dev.gatewaylb.config.ConcurrencyProperties",
 			"dev.gatewaylb.config.AffinityProperties", "dev.gatewaylb.config.LocalityProperties",
+			"dev.gatewaylb.config.MirrorProperties", "dev.gatewaylb.config.MirrorCompare",
 			"dev.gatewaylb.config.ConcurrencyLimitAlgorithm", "dev.gatewaylb.config.SplitProperties",
 			"dev.gatewaylb.config.StickyProperties", "dev.gatewaylb.config.RolloutProperties",
 			"dev.gatewaylb.config.FleetProperties", "dev.gatewaylb.config.DnsProperties",

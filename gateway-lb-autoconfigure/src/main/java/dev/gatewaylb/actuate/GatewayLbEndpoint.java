@@ -14,6 +14,8 @@ import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
 import dev.gatewaylb.actuate.GatewayLbReport.HedgeReport;
 import dev.gatewaylb.actuate.GatewayLbReport.LevelReport;
 import dev.gatewaylb.actuate.GatewayLbReport.LocalityReport;
+import dev.gatewaylb.actuate.GatewayLbReport.MirrorReport;
+import dev.gatewaylb.actuate.GatewayLbReport.MismatchReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PartitionReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RefreshReport;
@@ -29,6 +31,7 @@ import dev.gatewaylb.balance.Locality;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.AffinityOutcome;
+import dev.gatewaylb.gateway.runtime.MirrorState;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
@@ -36,6 +39,7 @@ import dev.gatewaylb.gateway.runtime.SplitCounters;
 import dev.gatewaylb.gateway.settings.AffinitySettings;
 import dev.gatewaylb.gateway.settings.ConcurrencySettings;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.gateway.settings.MirrorSettings;
 import dev.gatewaylb.gateway.settings.SplitSettings;
 import dev.gatewaylb.gateway.upstream.Upstream;
 import dev.gatewaylb.hedge.HedgeDelay;
@@ -249,7 +253,24 @@ public class GatewayLbEndpoint {
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
 				endpoints, pool, hedge(runtime), concurrency(runtime), affinity(runtime, snapshot),
-				locality(balancer, snapshot));
+				locality(balancer, snapshot), mirror(runtime));
+	}
+
+	private static @Nullable MirrorReport mirror(ServiceRuntime runtime) {
+		MirrorSettings settings = runtime.settings().mirror();
+		String target = settings.target();
+		if (target == null) {
+			return null;
+		}
+		MirrorState state = runtime.mirror();
+		List<MismatchReport> mismatches = state.recent()
+			.stream()
+			.map((m) -> new MismatchReport(m.primaryStatus(), m.shadowStatus(), m.bodyDiffers(), m.path(),
+					m.atMillis()))
+			.toList();
+		return new MirrorReport(target, settings.percent(), settings.compare().name().toLowerCase(Locale.ROOT),
+				state.inFlight(), state.matchedCounter().sum(), state.mismatchedCounter().sum(),
+				state.failedCounter().sum(), state.droppedCounter().sum(), mismatches);
 	}
 
 	private static @Nullable LocalityReport locality(BalancerSettings balancer, Snapshot<Member> snapshot) {

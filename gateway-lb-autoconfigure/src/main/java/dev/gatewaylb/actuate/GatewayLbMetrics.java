@@ -14,6 +14,7 @@ import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.gateway.runtime.RuntimeListener;
+import dev.gatewaylb.gateway.runtime.MirrorState;
 import dev.gatewaylb.gateway.runtime.ServiceCounters;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
@@ -74,6 +75,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	static final String AFFINITY = "gateway.lb.affinity";
 
 	static final String LOCALITY_REQUESTS = "gateway.lb.locality.requests";
+
+	static final String MIRROR = "gateway.lb.mirror";
 
 	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
 
@@ -148,7 +151,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	@Override
 	public synchronized void runtimeChanged(@Nullable ServiceRuntime previous, ServiceRuntime next) {
 		if (!this.serviceMeters.containsKey(next.id())) {
-			this.serviceMeters.put(next.id(), registerService(next.id(), next.counters()));
+			this.serviceMeters.put(next.id(), registerService(next.id(), next.counters(), next.mirror()));
 			endpointsChanged(next.id(), next.snapshot());
 		}
 	}
@@ -198,7 +201,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		});
 	}
 
-	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
+	private List<Meter> registerService(String serviceId, ServiceCounters counters, MirrorState mirror) {
 		List<Meter> meters = new ArrayList<>(8);
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "saturated")
@@ -258,6 +261,14 @@ public final class GatewayLbMetrics implements RuntimeListener {
 				.description("Requests of a service with endpoint affinity, by what became of their affinity cookie: "
 						+ "followed to its endpoint, new, moved to another endpoint, or rejected as not signed here")
 				.register(this.meterRegistry)));
+		Map<String, LongAdder> mirrored = Map.of("match", mirror.matchedCounter(), "mismatch",
+				mirror.mismatchedCounter(), "error", mirror.failedCounter(), "dropped", mirror.droppedCounter());
+		mirrored.forEach((outcome, count) -> meters.add(FunctionCounter.builder(MIRROR, count, LongAdder::sum)
+			.tags("service", serviceId, "outcome", outcome)
+			.description("Requests of the service mirrored to its shadow, by what their comparison found: the "
+					+ "answers matched, differed, could not be compared (the shadow failed), or the request was "
+					+ "not mirrored (no place among max-concurrent, a body too large)")
+			.register(this.meterRegistry)));
 		counters.discoveryRejected()
 			.forEach((rejection, count) -> meters.add(FunctionCounter.builder(DISCOVERY_REJECTED, count, LongAdder::sum)
 				.tags("service", serviceId, "reason", rejection.tag())

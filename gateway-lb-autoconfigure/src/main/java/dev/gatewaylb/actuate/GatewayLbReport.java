@@ -50,11 +50,42 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * it has none
 	 * @param locality the service's priority levels by zone, or {@code null} without
 	 * localities
+	 * @param mirror the service's mirroring to a shadow, or {@code null} when it does not
+	 * mirror
 	 */
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
 			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge,
 			@Nullable ConcurrencyReport concurrency, @Nullable AffinityReport affinity,
-			@Nullable LocalityReport locality) {
+			@Nullable LocalityReport locality, @Nullable MirrorReport mirror) {
+	}
+
+	/**
+	 * A service's mirroring to its shadow.
+	 *
+	 * @param target the shadow service
+	 * @param percent the share of requests mirrored
+	 * @param compare {@code none}, {@code status} or {@code body}
+	 * @param inFlight mirrored requests in flight
+	 * @param match mirrored requests whose answers matched
+	 * @param mismatch those whose answers differed
+	 * @param error those without two answers to compare
+	 * @param dropped requests not mirrored (no place, a body too large)
+	 * @param mismatches the last mismatches, oldest first
+	 */
+	public record MirrorReport(String target, int percent, String compare, int inFlight, long match, long mismatch,
+			long error, long dropped, List<MismatchReport> mismatches) {
+	}
+
+	/**
+	 * One mismatch; no body, no query string.
+	 *
+	 * @param primaryStatus the primary's status
+	 * @param shadowStatus the shadow's
+	 * @param bodyDiffers whether the status classes matched and the bodies did not
+	 * @param path the request's path
+	 * @param atMillis when, epoch milliseconds
+	 */
+	public record MismatchReport(int primaryStatus, int shadowStatus, boolean bodyDiffers, String path, long atMillis) {
 	}
 
 	/**

@@ -35,6 +35,8 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param affinity Sticky sessions to an endpoint, through a signed cookie every replica
  * honours.
  * @param locality Zone-aware balancing: priority levels by zone, failover, spill, panic.
+ * @param mirror Traffic mirroring: a copy of the service's requests to a shadow service,
+ * whose answers are compared with the primary's and never reach the client.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -47,13 +49,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable HedgeProperties hedge,
 		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency,
 		@NestedConfigurationProperty @Nullable AffinityProperties affinity,
-		@NestedConfigurationProperty @Nullable LocalityProperties locality) {
+		@NestedConfigurationProperty @Nullable LocalityProperties locality,
+		@NestedConfigurationProperty @Nullable MirrorProperties mirror) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null, null, null, null);
+			null, null, null, null, null, null, null, null);
 
 	public ServiceProperties {
 		if (slowStart != null && slowStart.isNegative()) {

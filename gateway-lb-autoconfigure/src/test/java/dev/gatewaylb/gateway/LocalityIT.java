@@ -262,7 +262,7 @@ class LocalityIT extends GatewayIntegrationTest {
 	private Load load(String path, int clients, Duration duration) {
 		AtomicBoolean measuring = new AtomicBoolean();
 		AtomicBoolean running = new AtomicBoolean(true);
-		List<Long> latencies = new CopyOnWriteArrayList<>();
+		java.util.Queue<Long> latencies = new java.util.concurrent.ConcurrentLinkedQueue<>();
 		AtomicInteger remote = new AtomicInteger();
 		AtomicInteger errors = new AtomicInteger();
 		Map<String, Integer> backends = new ConcurrentHashMap<>();

@@ -48,6 +48,12 @@ final class ExchangeLease {
 	private volatile boolean clientGone;
 
 	/**
+	 * The mirror of the exchange, told when the exchange ends and shown the primary's
+	 * answer as it is written; {@code null} when the request is not mirrored.
+	 */
+	private volatile @Nullable Mirror mirror;
+
+	/**
 	 * Makes {@code attempt} the one whose claim the lease holds, releasing the claim of
 	 * the one it replaces; a closed lease releases it at once.
 	 * @param attempt the attempt
@@ -93,11 +99,32 @@ final class ExchangeLease {
 	}
 
 	/**
-	 * Releases the current attempt's claim and any handed over later; idempotent.
+	 * Makes the lease tell a mirror of the exchange when the exchange ends.
+	 * @param mirror the mirror
+	 */
+	void mirror(Mirror mirror) {
+		this.mirror = mirror;
+	}
+
+	/**
+	 * Returns the exchange's mirror.
+	 * @return the mirror, or {@code null} when the request is not mirrored
+	 */
+	@Nullable Mirror mirror() {
+		return this.mirror;
+	}
+
+	/**
+	 * Releases the current attempt's claim and any handed over later, and tells the
+	 * exchange's mirror that the exchange ended; idempotent.
 	 */
 	void close() {
 		if (CURRENT.getAndSet(this, CLOSED) instanceof Attempt last) {
 			last.release();
+		}
+		Mirror mirror = this.mirror;
+		if (mirror != null) {
+			mirror.primaryEnded();
 		}
 	}
 

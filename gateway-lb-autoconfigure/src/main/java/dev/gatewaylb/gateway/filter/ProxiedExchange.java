@@ -16,6 +16,7 @@ import dev.gatewaylb.rollout.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.AffinityOutcome;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.settings.AffinitySettings;
+import dev.gatewaylb.gateway.settings.MirrorSettings;
 import dev.gatewaylb.gateway.settings.GatewayLbSettings;
 import dev.gatewaylb.request.ClientAddresses;
 import dev.gatewaylb.request.Cookies;
@@ -169,6 +170,11 @@ final class ProxiedExchange {
 
 	private boolean affinityCounted;
 
+	/**
+	 * The exchange's mirror to a shadow service, or {@code null} when it is not mirrored.
+	 */
+	private @Nullable Mirror mirror;
+
 	private long firstSentNanos;
 
 	ProxiedExchange(ProxyServices services, ExchangeLease lease, ServerWebExchange exchange, GatewayFilterChain chain,
@@ -242,6 +248,10 @@ final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		ServerWebExchangeUtils.addOriginalRequestUrl(this.exchange, this.url);
+		MirrorSettings mirror = runtime.settings().mirror();
+		if (mirror.enabled()) {
+			this.mirror = Mirror.start(this, runtime, mirror);
+		}
 		return next(runtime);
 	}
 
@@ -311,6 +321,10 @@ final class ProxiedExchange {
 			}
 			if (response.isCommitted() || !mayRetry(runtime, kind, status)) {
 				settleAffinity(runtime, attempt);
+				Mirror mirror = this.mirror;
+				if (mirror != null) {
+					mirror.primaryAnswered(status);
+				}
 				return Mono.empty();
 			}
 			return retry(attempt, runtime);
@@ -601,7 +615,7 @@ final class ProxiedExchange {
 	 * dropped, {@code //} collapsed) and the load-balancer filter keeps what it built, so
 	 * a backend sees the same target with the starter as without it.
 	 */
-	private URI endpointUrl(Member member) {
+	URI endpointUrl(Member member) {
 		URI original = this.url;
 		String scheme = (this.schemePrefix != null) ? this.url.getScheme() : (member.secure() ? "https" : "http");
 		String path = original.getRawPath();
@@ -692,6 +706,18 @@ final class ProxiedExchange {
 
 	ServerWebExchange exchange() {
 		return this.exchange;
+	}
+
+	/**
+	 * Makes the exchange's attempts go out with {@code exchange}, the same exchange
+	 * decorated (a mirror's copy of the request body).
+	 */
+	void replaceExchange(ServerWebExchange exchange) {
+		this.exchange = exchange;
+	}
+
+	ProxyServices services() {
+		return this.services;
 	}
 
 	GatewayFilterChain chain() {

@@ -239,6 +239,10 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onNext(T item) {
+			Mirror mirror = this.lease.mirror();
+			if (mirror != null && item instanceof DataBuffer buffer) {
+				mirror.primaryBody(buffer);
+			}
 			if (this.remaining > 0 && item instanceof DataBuffer buffer) {
 				this.remaining -= buffer.readableByteCount();
 				if (this.remaining <= 0) {
@@ -274,6 +278,10 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				return;
 			}
 			ended();
+			Mirror mirror = this.lease.mirror();
+			if (mirror != null) {
+				mirror.primaryBodyEnded();
+			}
 			this.actual.onComplete();
 		}
 

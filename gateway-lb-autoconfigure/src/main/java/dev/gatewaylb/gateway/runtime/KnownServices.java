@@ -56,6 +56,7 @@ final class KnownServices {
 		for (SplitSettings split : settings.splits().values()) {
 			split.split().targets().forEach((target) -> ids.add(target.service()));
 		}
+		ids.addAll(settings.mirrorTargets());
 		this.configured = lowerCase(ids);
 	}
 

@@ -71,7 +71,8 @@ final class RuntimeFactory {
 		Upstream upstream = balancedHere ? this.upstreams.build(serviceId, settings.upstream()) : null;
 		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), hedging(settings),
 				ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1, this.nanoClock,
-				ServiceRuntime.partitions(settings), ServiceRuntime.affinityCookie(serviceId, settings));
+				ServiceRuntime.partitions(settings), ServiceRuntime.affinityCookie(serviceId, settings),
+				new MirrorState());
 	}
 
 	/**

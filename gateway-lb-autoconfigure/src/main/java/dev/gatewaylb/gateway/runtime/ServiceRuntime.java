@@ -60,10 +60,12 @@ public final class ServiceRuntime {
 
 	private final @Nullable EndpointCookie affinityCookie;
 
+	private final MirrorState mirror;
+
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
 			Ejections ejections, long generation, LongSupplier nanoClock, Partitions partitions,
-			@Nullable EndpointCookie affinityCookie) {
+			@Nullable EndpointCookie affinityCookie, MirrorState mirror) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -77,6 +79,7 @@ public final class ServiceRuntime {
 		this.nanoClock = nanoClock;
 		this.partitions = partitions;
 		this.affinityCookie = affinityCookie;
+		this.mirror = mirror;
 	}
 
 	/**
@@ -260,6 +263,15 @@ public final class ServiceRuntime {
 		return this.affinityCookie;
 	}
 
+	/**
+	 * Returns the service's mirroring as it goes: the mirrored requests in flight and
+	 * what became of them.
+	 * @return the state, there whether the service mirrors or not
+	 */
+	public MirrorState mirror() {
+		return this.mirror;
+	}
+
 	static @Nullable EndpointCookie affinityCookie(String id, ServiceSettings settings) {
 		return settings.affinity().enabled() ? settings.affinity().signerFor(id) : null;
 	}
@@ -307,7 +319,8 @@ public final class ServiceRuntime {
 		EndpointCookie affinityCookie = settings.affinity().equals(this.settings.affinity()) ? this.affinityCookie
 				: affinityCookie(this.id, settings);
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
-				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions, affinityCookie);
+				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions, affinityCookie,
+				this.mirror);
 	}
 
 	AtomicBoolean failingOpen() {

@@ -506,6 +506,7 @@ public final class ServiceRuntimes {
 		}
 		this.known.configured(applied);
 		track(applied.configuredServices());
+		track(applied.mirrorTargets());
 		for (SplitSettings split : applied.splits().values()) {
 			split.split().targets().forEach((target) -> track(target.service()));
 		}

@@ -14,6 +14,8 @@ import dev.gatewaylb.config.ConcurrencyLimitAlgorithm;
 import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.LocalityProperties;
+import dev.gatewaylb.config.MirrorCompare;
+import dev.gatewaylb.config.MirrorProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -57,7 +59,8 @@ final class BuiltInDefaults {
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")),
 			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null),
 			new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/", false, true, SameSite.LAX),
-			new LocalityProperties(false, 1.4, 0.5, true));
+			new LocalityProperties(false, 1.4, 0.5, true),
+			new MirrorProperties("", 100, 64, DataSize.ofKilobytes(64), MirrorCompare.STATUS, List.of("GET", "HEAD")));
 
 	/**
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.

@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.settings;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -97,6 +98,21 @@ public final class GatewayLbSettings {
 	 */
 	public Set<String> configuredServices() {
 		return this.services.keySet();
+	}
+
+	/**
+	 * Returns the shadow services the services mirror to, in lower case.
+	 * @return the mirror targets
+	 */
+	public Set<String> mirrorTargets() {
+		Set<String> targets = new HashSet<>();
+		for (ServiceSettings service : this.services.values()) {
+			String target = service.mirror().target();
+			if (target != null) {
+				targets.add(target);
+			}
+		}
+		return targets;
 	}
 
 	/**

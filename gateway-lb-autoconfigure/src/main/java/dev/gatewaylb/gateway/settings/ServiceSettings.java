@@ -16,10 +16,11 @@ import dev.gatewaylb.request.HashKey;
  * @param hedge when slow attempts get a backup on another endpoint
  * @param concurrency how many requests each endpoint may have in flight
  * @param affinity which endpoint a session's requests stay on
+ * @param mirror which shadow service gets a copy of the requests
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
 		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency,
-		AffinitySettings affinity) {
+		AffinitySettings affinity, MirrorSettings mirror) {
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -30,6 +31,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(hedge, "hedge");
 		Objects.requireNonNull(concurrency, "concurrency");
 		Objects.requireNonNull(affinity, "affinity");
+		Objects.requireNonNull(mirror, "mirror");
 	}
 
 }

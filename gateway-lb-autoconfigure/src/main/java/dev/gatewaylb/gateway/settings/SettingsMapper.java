@@ -26,6 +26,7 @@ import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.ConcurrencyProperties;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.config.LocalityProperties;
+import dev.gatewaylb.config.MirrorProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -68,6 +69,8 @@ final class SettingsMapper {
 	private static final Function<ServiceProperties, @Nullable AffinityProperties> AFFINITY = ServiceProperties::affinity;
 
 	private static final Function<ServiceProperties, @Nullable LocalityProperties> LOCALITY = ServiceProperties::locality;
+
+	private static final Function<ServiceProperties, @Nullable MirrorProperties> MIRROR = ServiceProperties::mirror;
 
 	/**
 	 * Spring Cloud LoadBalancer's property for the zone the application runs in, which
@@ -181,7 +184,44 @@ final class SettingsMapper {
 				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos(),
 				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
 		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
-				upstream(layers), health, retry, hedge, concurrency(layers), affinity(layers));
+				upstream(layers), health, retry, hedge, concurrency(layers), affinity(layers), mirror(path, layers));
+	}
+
+	private static MirrorSettings mirror(String path, Layers layers) {
+		String target = layers.get(in(MIRROR, MirrorProperties::target)).trim();
+		if (!target.isEmpty() && path.equals(DEFAULTS_PATH)) {
+			// Every service mirrored to one shadow, itself included: never what is meant.
+			throw new InvalidConfigurationPropertyValueException(DEFAULTS_PATH + ".mirror.target", target,
+					"expected: set per service, under gateway.lb.services.<id>.mirror");
+		}
+		if (!target.isEmpty() && target.equalsIgnoreCase(serviceOf(path))) {
+			throw new InvalidConfigurationPropertyValueException(path + ".mirror.target", target,
+					"expected: another service than the one mirrored");
+		}
+		MirrorSettings.Compare compare = switch (layers.get(in(MIRROR, MirrorProperties::compare))) {
+			case NONE -> MirrorSettings.Compare.NONE;
+			case STATUS -> MirrorSettings.Compare.STATUS;
+			case BODY -> MirrorSettings.Compare.BODY;
+		};
+		return new MirrorSettings(target.isEmpty() ? null : normalize(target),
+				layers.get(in(MIRROR, MirrorProperties::percent)),
+				layers.get(in(MIRROR, MirrorProperties::maxConcurrent)),
+				layers.get(in(MIRROR, MirrorProperties::maxBody)).toBytes(), compare,
+				Set.copyOf(layers.get(in(MIRROR, MirrorProperties::methods))));
+	}
+
+	/**
+	 * Returns the service id of a service's property path: {@code catalog} of
+	 * {@code gateway.lb.services.catalog}, {@code a.b} of
+	 * {@code gateway.lb.services[a.b]}.
+	 */
+	private static String serviceOf(String path) {
+		String prefix = "gateway.lb.services";
+		if (!path.startsWith(prefix)) {
+			return "";
+		}
+		String rest = path.substring(prefix.length());
+		return rest.startsWith("[") ? rest.substring(1, rest.length() - 1) : rest.substring(1);
 	}
 
 	private static Locality locality(Layers layers, @Nullable String zone) {

@@ -148,6 +148,16 @@ class SettingsLayersPropertyTests {
 			key("locality.panic-threshold", (s) -> s.balancer().locality().panicThreshold(), 0.5, "0", 0.0, "1", 1.0,
 					"0.25", 0.25),
 			key("locality.load-aware", (s) -> s.balancer().locality().loadAware(), true, "false", false, "true", true),
+			key("mirror.target", (s) -> String.valueOf(s.mirror().target()), "null", "shadow", "shadow", "Other-Shadow",
+					"other-shadow", "", "null"),
+			key("mirror.percent", (s) -> s.mirror().percent(), 100, "0", 0, "5", 5),
+			key("mirror.max-concurrent", (s) -> s.mirror().maxConcurrent(), 64, "1", 1, "500", 500),
+			key("mirror.max-body", (s) -> s.mirror().maxBodyBytes(), 65536L, "0", 0L, "1MB", 1048576L),
+			key("mirror.compare", (s) -> s.mirror().compare(), MirrorSettings.Compare.STATUS, "none",
+					MirrorSettings.Compare.NONE, "body", MirrorSettings.Compare.BODY, "STATUS",
+					MirrorSettings.Compare.STATUS),
+			key("mirror.methods", (s) -> s.mirror().methods(), Set.of("GET", "HEAD"), "GET,POST", Set.of("GET", "POST"),
+					"get", Set.of("GET")),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
@@ -256,7 +266,8 @@ class SettingsLayersPropertyTests {
 			Layers layers = new Layers();
 			double defaultsDensity = density(random);
 			for (Key key : CATALOGUE) {
-				if (random.nextDouble() < defaultsDensity) {
+				// A shadow for every service is refused: mirroring is per service.
+				if (random.nextDouble() < defaultsDensity && !key.name.equals("mirror.target")) {
 					Value value = key.values.get(random.nextInt(key.values.size()));
 					layers.defaults.put(key.name, value);
 					layers.write("gateway.lb.defaults." + key.name, value, random);

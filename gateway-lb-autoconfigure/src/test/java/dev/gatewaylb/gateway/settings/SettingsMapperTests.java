@@ -68,7 +68,7 @@ class SettingsMapperTests {
 						50),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")),
-				ConcurrencySettings.NONE, AffinitySettings.NONE);
+				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE);
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
 	}

@@ -1,0 +1,58 @@
+package dev.gatewaylb.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import dev.gatewaylb.request.Tokens;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Traffic mirroring to a shadow service; a key that is not set is {@code null}.
+ *
+ * @param target Service id that receives a copy of the service's requests (a shadow): its
+ * endpoints, pools and health are its own. The client never sees its answers. Empty turns
+ * mirroring off.
+ * @param percent Share of the requests mirrored, from 0 to 100, chosen by a stable hash
+ * of the request id.
+ * @param maxConcurrent Mirrored requests in flight at most; more are dropped, never
+ * queued.
+ * @param maxBody Largest request body copied for the shadow; a request with a larger
+ * body, or one of unknown length, is not mirrored.
+ * @param compare What of the shadow's answer is held against the primary's: none, status
+ * (the status class) or body (the status class and a digest of the body).
+ * @param methods HTTP methods mirrored. A list given replaces the default, GET and HEAD:
+ * a mirrored POST reaches the shadow as well as the primary.
+ */
+public record MirrorProperties(@Nullable String target, @Nullable Integer percent, @Nullable Integer maxConcurrent,
+		@Nullable DataSize maxBody, @Nullable MirrorCompare compare, @Nullable List<String> methods) {
+
+	public MirrorProperties {
+		if (percent != null && (percent < 0 || percent > 100)) {
+			throw new IllegalArgumentException("percent: " + percent + " (expected: 0 to 100)");
+		}
+		if (maxConcurrent != null && maxConcurrent < 1) {
+			throw new IllegalArgumentException("max-concurrent: " + maxConcurrent + " (expected: >= 1)");
+		}
+		if (maxBody != null && maxBody.isNegative()) {
+			throw new IllegalArgumentException("max-body: " + maxBody + " (expected: >= 0B)");
+		}
+		if (maxBody != null && maxBody.toBytes() > Integer.MAX_VALUE - 8) {
+			throw new IllegalArgumentException("max-body: " + maxBody + " (expected: below 2GB, a copy in memory)");
+		}
+		if (methods != null) {
+			List<String> upper = new ArrayList<>(methods.size());
+			for (String method : methods) {
+				if (method == null || !Tokens.isToken(method.trim())) {
+					throw new IllegalArgumentException(
+							"methods: " + method + " (expected: HTTP methods, e.g. GET, POST)");
+				}
+				upper.add(method.trim().toUpperCase(Locale.ROOT));
+			}
+			methods = List.copyOf(upper);
+		}
+	}
+
+}

@@ -1,0 +1,286 @@
+package dev.gatewaylb.gateway;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.gatewaylb.gateway.runtime.MirrorState;
+import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Traffic mirroring on real sockets: the client never waits for the shadow nor sees its
+ * answers, the shadow never holds more than {@code max-concurrent}, its failures are
+ * charged to nobody of the primary's, bodies are compared exactly, and a mirrored POST's
+ * body reaches the shadow whole and once.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class MirrorIT extends GatewayIntegrationTest {
+
+	/**
+	 * The paths whose answer the shadow gets wrong: a seeded 3% of 1,000.
+	 */
+	static final Set<String> DIFFERING = differing();
+
+	static final TestBackend primary = TestBackend.start("primary");
+
+	static final TestBackend slowShadow = TestBackend.start("slow-shadow");
+
+	static final TestBackend failingShadow = TestBackend.start("failing-shadow");
+
+	static final SocketBackend resettingShadow = new SocketBackend("resetting-shadow", (socket) -> {
+		try {
+			socket.setSoLinger(true, 0);
+			socket.getInputStream().read();
+			socket.close();
+		}
+		catch (IOException ex) {
+			// closed
+		}
+	});
+
+	static final List<String> bodiesSeen = new CopyOnWriteArrayList<>();
+
+	static final DisposableServer pathPrimary = TestBackend.bind(HttpServer.create()
+		.host("127.0.0.1")
+		.handle((request, response) -> request.receive()
+			.aggregate()
+			.asString()
+			.defaultIfEmpty("")
+			.flatMap((body) -> response.header("X-Backend", "path-primary")
+				.sendString(Mono.just("answer of " + request.fullPath()))
+				.then())));
+
+	static final DisposableServer pathShadow = TestBackend.bind(HttpServer.create()
+		.host("127.0.0.1")
+		.handle((request, response) -> request.receive().aggregate().asString().defaultIfEmpty("").flatMap((body) -> {
+			if (!body.isEmpty()) {
+				bodiesSeen.add(body);
+			}
+			String path = request.fullPath();
+			String answer = DIFFERING.contains(path) ? "another answer of " + path : "answer of " + path;
+			return response.sendString(Mono.just(answer)).then();
+		})));
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		TestGateway gateway = TestGateway.properties(registry);
+		gateway.route("plain").instances("plain", List.of(primary));
+		gateway.route("mirrored")
+			.instances("mirrored", List.of(primary))
+			.set("gateway.lb.services.mirrored.mirror.target", "slow-shadow");
+		gateway.instances("slow-shadow", List.of(slowShadow));
+		gateway.route("failing")
+			.instances("failing", List.of(primary))
+			.set("gateway.lb.services.failing.mirror.target", "failing-shadow")
+			.set("gateway.lb.services.failing.health.passive.consecutive-failures", 1);
+		gateway.instances("failing-shadow", List.of(failingShadow));
+		gateway.route("resetting")
+			.instances("resetting", List.of(primary))
+			.set("gateway.lb.services.resetting.mirror.target", "resetting-shadow")
+			.set("gateway.lb.services.resetting.health.passive.consecutive-failures", 1)
+			.uris("resetting-shadow", List.of("http://127.0.0.1:" + resettingShadow.port()));
+		for (String compare : List.of("body", "status")) {
+			String service = "compared-" + compare;
+			gateway.route(service)
+				.uris(service, List.of("http://127.0.0.1:" + pathPrimary.port()))
+				.set("gateway.lb.services." + service + ".mirror.target", "path-shadow")
+				.set("gateway.lb.services." + service + ".mirror.compare", compare);
+		}
+		gateway.route("posted")
+			.uris("posted", List.of("http://127.0.0.1:" + pathPrimary.port()))
+			.set("gateway.lb.services.posted.mirror.target", "path-shadow")
+			.set("gateway.lb.services.posted.mirror.methods", "GET,POST");
+		gateway.route("unposted")
+			.uris("unposted", List.of("http://127.0.0.1:" + pathPrimary.port()))
+			.set("gateway.lb.services.unposted.mirror.target", "path-shadow");
+		gateway.uris("path-shadow", List.of("http://127.0.0.1:" + pathShadow.port()));
+	}
+
+	@AfterAll
+	static void stopBackends() throws IOException {
+		List.of(primary, slowShadow, failingShadow).forEach(TestBackend::close);
+		resettingShadow.close();
+		pathPrimary.disposeNow();
+		pathShadow.disposeNow();
+	}
+
+	@Test
+	void theClientNeverWaitsForASlowShadowWhichNeverHoldsMoreThanMaxConcurrent() {
+		primary.delay(Duration.ofMillis(20));
+		slowShadow.delay(Duration.ofMillis(500));
+		try {
+			// A first run warms the gateway's request path up (the JIT); then the
+			// mirrored
+			// run, then the plain one it is held against.
+			run("/plain/", Duration.ofSeconds(3));
+			Run mirrored = run("/mirrored/", Duration.ofSeconds(10));
+			Run plain = run("/plain/", Duration.ofSeconds(10));
+			MirrorState state = ready("mirrored").mirror();
+			System.out.printf(
+					"mirror at 100%% to a 500 ms shadow: plain %s; mirrored %s; shadow max in flight %d,"
+							+ " dropped %d, matched %d%n",
+					plain, mirrored, slowShadow.maxActive(), state.droppedCounter().sum(),
+					state.matchedCounter().sum());
+			assertThat(mirrored.errors()).isZero();
+			assertThat(mirrored.p99Millis()).as("p99 mirrored %s against %s", mirrored, plain)
+				.isLessThanOrEqualTo(plain.p99Millis() * 1.1);
+			assertThat(slowShadow.maxActive()).as("shadow's requests in flight at most").isLessThanOrEqualTo(64);
+			assertThat(state.droppedCounter().sum()).as("dropped").isPositive();
+			assertThat(state.matchedCounter().sum()).as("compared").isPositive();
+			await().atMost(Duration.ofSeconds(5)).until(() -> state.inFlight() == 0 && inFlight("slow-shadow") == 0);
+		}
+		finally {
+			primary.delay(Duration.ZERO);
+			slowShadow.delay(Duration.ZERO);
+		}
+	}
+
+	@Test
+	void aShadowThatFailsOrResetsIsNeverSeenByTheClientNorChargedToThePrimary() {
+		failingShadow.failEvery(1);
+		for (String path : List.of("/failing/", "/resetting/")) {
+			for (int i = 0; i < 20; i++) {
+				GatewayClient.Answer answer = this.client.getNow(path);
+				assertThat(answer.status()).as(path).isEqualTo(200);
+				assertThat(answer.backend()).isEqualTo("primary");
+			}
+		}
+		String address = "127.0.0.1:" + primary.port();
+		for (String service : List.of("failing", "resetting")) {
+			assertThat(state(service, address).consecutiveFailures()).as(service).isZero();
+			assertThat(isPickable(service, address)).isTrue();
+		}
+		MirrorState failing = ready("failing").mirror();
+		MirrorState resetting = ready("resetting").mirror();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> failing.mismatchedCounter().sum() == 20 && resetting.failedCounter().sum() == 20);
+		assertThat(failing.recent()).allSatisfy((mismatch) -> {
+			assertThat(mismatch.primaryStatus()).isEqualTo(200);
+			assertThat(mismatch.shadowStatus()).isEqualTo(500);
+		});
+		// The shadow's own endpoint is charged, as any request would charge it.
+		var shadow = state("resetting-shadow", "127.0.0.1:" + resettingShadow.port());
+		assertThat(shadow.ejections() + shadow.consecutiveFailures()).isPositive();
+	}
+
+	@Test
+	void aBodyThatDiffersIsAMismatchExactlyWhenBodiesAreCompared() {
+		for (int i = 0; i < 1_000; i++) {
+			assertThat(this.client.getNow("/compared-body/p" + i).status()).isEqualTo(200);
+			assertThat(this.client.getNow("/compared-status/p" + i).status()).isEqualTo(200);
+		}
+		MirrorState body = ready("compared-body").mirror();
+		MirrorState status = ready("compared-status").mirror();
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> body.mismatchedCounter().sum() + body.matchedCounter().sum() == 1_000
+					&& status.matchedCounter().sum() == 1_000);
+		assertThat(body.mismatchedCounter().sum()).isEqualTo(DIFFERING.size());
+		assertThat(body.recent()).hasSize(MirrorState.RECENT)
+			.allSatisfy((mismatch) -> assertThat(DIFFERING).contains(mismatch.path()));
+		assertThat(status.mismatchedCounter().sum()).isZero();
+		assertThat(body.failedCounter().sum() + status.failedCounter().sum()).isZero();
+	}
+
+	@Test
+	void aPostIsMirroredOnlyWhenItsMethodIsNamedAndItsBodyArrivesWholeOnce() {
+		String body = "{\"order\":" + "x".repeat(10_000) + "}";
+		bodiesSeen.clear();
+		assertThat(this.client.send("POST", "/unposted/orders", body).status()).isEqualTo(200);
+		assertThat(this.client.send("POST", "/posted/orders", body).status()).isEqualTo(200);
+		MirrorState posted = ready("posted").mirror();
+		await().atMost(Duration.ofSeconds(5)).until(() -> posted.matchedCounter().sum() == 1);
+		assertThat(bodiesSeen).containsExactly(body);
+		assertThat(ready("unposted").mirror().matchedCounter().sum()).isZero();
+	}
+
+	/**
+	 * Runs 16 closed-loop clients on {@code path} for {@code duration}, after a warm-up
+	 * of two seconds.
+	 */
+	private Run run(String path, Duration duration) {
+		AtomicBoolean measuring = new AtomicBoolean();
+		AtomicBoolean running = new AtomicBoolean(true);
+		java.util.Queue<Long> latencies = new java.util.concurrent.ConcurrentLinkedQueue<>();
+		AtomicInteger errors = new AtomicInteger();
+		var traffic = Flux.range(0, 16).flatMap((lane) -> Mono.defer(() -> {
+			long start = System.nanoTime();
+			return this.client.get(path, Map.of()).doOnNext((answer) -> {
+				if (measuring.get()) {
+					latencies.add(System.nanoTime() - start);
+					if (answer.status() != 200) {
+						errors.incrementAndGet();
+					}
+				}
+			});
+		}).repeat(running::get), 16).subscribe();
+		try {
+			sleepFor(Duration.ofSeconds(2));
+			measuring.set(true);
+			sleepFor(duration);
+			measuring.set(false);
+		}
+		finally {
+			running.set(false);
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight(path.replace("/", "")) == 0);
+		traffic.dispose();
+		long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+		return new Run(sorted[(int) Math.ceil(sorted.length * 0.99) - 1] / 1e6, sorted.length, errors.get());
+	}
+
+	/**
+	 * Lets a load run for a while: what the test measures is over that time, not a
+	 * condition to await.
+	 */
+	private static void sleepFor(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static Set<String> differing() {
+		SplittableRandom random = new SplittableRandom(26);
+		Set<String> paths = new HashSet<>();
+		while (paths.size() < 30) {
+			paths.add("/p" + random.nextInt(1_000));
+		}
+		return Set.copyOf(paths);
+	}
+
+	record Run(double p99Millis, int answers, int errors) {
+
+		@Override
+		public String toString() {
+			return String.format("p99 %.1f ms over %d answers, %d errors", this.p99Millis, this.answers, this.errors);
+		}
+
+	}
+
+}
