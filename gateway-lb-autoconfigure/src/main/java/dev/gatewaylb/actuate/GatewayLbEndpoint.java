@@ -21,6 +21,7 @@ import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RefreshReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RolloutReport;
 import dev.gatewaylb.actuate.GatewayLbReport.ServiceReport;
+import dev.gatewaylb.actuate.GatewayLbReport.ShadowReport;
 import dev.gatewaylb.actuate.GatewayLbReport.SplitReport;
 import dev.gatewaylb.actuate.GatewayLbReport.TargetReport;
 import dev.gatewaylb.actuate.GatewayLbReport.VerdictReport;
@@ -398,7 +399,9 @@ public class GatewayLbEndpoint {
 			.toList();
 		return new RolloutReport(plan.target(), status.state().label(), plan.steps(), status.step(), status.percent(),
 				plan.intervalNanos() / 1_000_000, judgeIn, status.reason(), window(current.canary()),
-				window(current.others()), verdicts, plan.id(), track.awaitsPeers());
+				window(current.others()), verdicts, plan.id(), track.awaitsPeers(),
+				(status.state() == Rollout.State.SHADOWING) ? new ShadowReport(track.shadowCompared(),
+						track.shadowMismatched(), plan.minRequests(), plan.maxMismatchRate()) : null);
 	}
 
 	private static @Nullable WindowReport window(Rollout.@Nullable Window window) {

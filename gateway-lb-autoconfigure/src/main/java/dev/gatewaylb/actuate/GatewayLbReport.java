@@ -241,8 +241,8 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * A split's rollout.
 	 *
 	 * @param target the target whose share ramps
-	 * @param state {@code progressing}, {@code paused}, {@code promoted} or
-	 * {@code rolled-back}
+	 * @param state {@code shadowing}, {@code progressing}, {@code paused},
+	 * {@code promoted} or {@code rolled-back}
 	 * @param steps the target's percent at each step
 	 * @param step the index of the step in force (the one it was on, when rolled back)
 	 * @param percent the target's share of the split's traffic now
@@ -256,10 +256,24 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param id the rollout's epoch, {@code rollout.id} or the one derived from the block
 	 * @param awaitingPeers whether it waits, paused on its first step, for a peer to tell
 	 * where the fleet has it (a replica that just started)
+	 * @param shadow the shadow stage's mirrored answers, while {@code shadowing}, else
+	 * {@code null}
 	 */
 	public record RolloutReport(String target, String state, int[] steps, int step, int percent, long intervalMillis,
 			@Nullable Long judgeInMillis, @Nullable String reason, @Nullable WindowReport canary,
-			@Nullable WindowReport others, List<VerdictReport> verdicts, String id, boolean awaitingPeers) {
+			@Nullable WindowReport others, List<VerdictReport> verdicts, String id, boolean awaitingPeers,
+			@Nullable ShadowReport shadow) {
+	}
+
+	/**
+	 * A rollout's shadow stage so far.
+	 *
+	 * @param compared mirrored answers compared with the primary's
+	 * @param mismatched of them, those whose status class differed
+	 * @param needed the compared answers the stage needs, {@code min-requests}
+	 * @param maxMismatchRate the most that may differ
+	 */
+	public record ShadowReport(long compared, long mismatched, long needed, double maxMismatchRate) {
 	}
 
 	/**

@@ -411,7 +411,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 
 	private static RolloutAction action(Rollout.State state) {
 		return switch (state) {
-			case PROGRESSING -> RolloutAction.RESUME;
+			case SHADOWING, PROGRESSING -> RolloutAction.RESUME;
 			case PAUSED -> RolloutAction.PAUSE;
 			case PROMOTED -> RolloutAction.PROMOTE;
 			case ROLLED_BACK -> RolloutAction.ROLL_BACK;

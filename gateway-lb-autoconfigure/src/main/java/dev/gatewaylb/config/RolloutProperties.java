@@ -32,11 +32,17 @@ import org.jspecify.annotations.Nullable;
  * split's request presents one, else its address through the trusted proxies.
  * @param minClients Fewest distinct clients the canary's counted answers must come from
  * for a step to be judged (and the other targets' for a baseline), 0 to 1000.
+ * @param shadow Whether the rollout starts with a shadow stage: the target gets none of
+ * the split's traffic but a mirror of it, and moves to its first step only after
+ * min-requests mirrored answers whose status class differs from the primary's at a rate
+ * under max-mismatch-rate; it is rolled back otherwise.
+ * @param maxMismatchRate Most the shadow stage's mirrored answers may differ from the
+ * primary's, 0 to 1.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,
 		@Nullable Long minRequests, @Nullable Double maxErrorRateIncrease, @Nullable Double maxLatencyRatio,
 		@Nullable String id, @Nullable List<Integer> errorStatuses, @Nullable Integer maxOutcomesPerClient,
-		@Nullable Integer minClients) {
+		@Nullable Integer minClients, @Nullable Boolean shadow, @Nullable Double maxMismatchRate) {
 
 	public RolloutProperties {
 		steps = (steps != null) ? List.copyOf(steps) : null;

@@ -36,6 +36,13 @@ public final class Rollout {
 	public enum State {
 
 		/**
+		 * Before the first step, with {@code shadow}: the target gets none of the split's
+		 * traffic but a mirror of it, and moves to its first step once enough mirrored
+		 * answers match the primary's.
+		 */
+		SHADOWING("shadowing"),
+
+		/**
 		 * On a step, to be judged at the end of its interval.
 		 */
 		PROGRESSING("progressing"),
@@ -93,9 +100,19 @@ public final class Rollout {
 	 * cannot fill {@code min-requests} or outweigh the others
 	 * @param minClients the fewest distinct clients a side's answers must come from to be
 	 * judged ({@code rollout.min-clients}), 0 for any
+	 * @param shadow whether the rollout starts with a shadow stage
+	 * ({@code rollout.shadow})
+	 * @param maxMismatchRate the most the shadow stage's mirrored answers may differ from
+	 * the primary's ({@code rollout.max-mismatch-rate}), 0 to 1
 	 */
 	public record Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
-			double maxLatencyRatio, String id, int[] errorStatuses, int maxOutcomesPerClient, int minClients) {
+			double maxLatencyRatio, String id, int[] errorStatuses, int maxOutcomesPerClient, int minClients,
+			boolean shadow, double maxMismatchRate) {
+
+		/**
+		 * The default {@code max-mismatch-rate}.
+		 */
+		public static final double DEFAULT_MAX_MISMATCH_RATE = 0.01;
 
 		/**
 		 * The longest {@code rollout.id}.
@@ -171,9 +188,12 @@ public final class Rollout {
 				throw new IllegalArgumentException(
 						"min-clients: " + minClients + " (expected: 0 to " + MAX_MIN_CLIENTS + ")");
 			}
+			if (!(maxMismatchRate >= 0 && maxMismatchRate <= 1)) {
+				throw new IllegalArgumentException("max-mismatch-rate: " + maxMismatchRate + " (expected: 0 to 1)");
+			}
 			if (id == null) {
 				id = derivedId(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio,
-						errorStatuses, maxOutcomesPerClient, minClients);
+						errorStatuses, maxOutcomesPerClient, minClients, shadow, maxMismatchRate);
 			}
 			else if (!isValidId(id)) {
 				throw new IllegalArgumentException(
@@ -194,6 +214,26 @@ public final class Rollout {
 		public Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
 				double maxLatencyRatio) {
 			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, null, null, 0, 0);
+		}
+
+		/**
+		 * Creates a plan without a shadow stage.
+		 * @param target the split target whose share ramps
+		 * @param steps the target's percent at each step
+		 * @param intervalNanos the time on each step
+		 * @param minRequests the fewest canary requests to judge
+		 * @param maxErrorRateIncrease the most the error rate may exceed the others'
+		 * @param maxLatencyRatio the most the p99 may be, as a multiple of the others'
+		 * @param id the rollout's epoch, or {@code null} to derive one
+		 * @param errorStatuses the answers that count as errors, empty for every 5xx
+		 * @param maxOutcomesPerClient the most answers one client counts for per side
+		 * @param minClients the fewest distinct clients a side needs
+		 */
+		public Plan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,
+				double maxLatencyRatio, @Nullable String id, int @Nullable [] errorStatuses, int maxOutcomesPerClient,
+				int minClients) {
+			this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, id, errorStatuses,
+					maxOutcomesPerClient, minClients, false, DEFAULT_MAX_MISMATCH_RATE);
 		}
 
 		/**
@@ -225,10 +265,10 @@ public final class Rollout {
 		 */
 		private static String derivedId(String target, int[] steps, long intervalNanos, long minRequests,
 				double maxErrorRateIncrease, double maxLatencyRatio, int[] errorStatuses, int maxOutcomesPerClient,
-				int minClients) {
+				int minClients, boolean shadow, double maxMismatchRate) {
 			String block = target + " " + Arrays.toString(steps) + " " + intervalNanos + " " + minRequests + " "
 					+ maxErrorRateIncrease + " " + maxLatencyRatio + statuses(errorStatuses)
-					+ clients(maxOutcomesPerClient, minClients);
+					+ clients(maxOutcomesPerClient, minClients) + shadowing(shadow, maxMismatchRate);
 			try {
 				byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
 					.digest(block.getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -280,6 +320,15 @@ public final class Rollout {
 					: " clients " + maxOutcomesPerClient + "/" + minClients;
 		}
 
+		/**
+		 * The shadow stage as the fingerprint and the derived id show it: nothing for the
+		 * defaults, so that a block without the keys keeps its id and fingerprint.
+		 */
+		private static String shadowing(boolean shadow, double maxMismatchRate) {
+			return (!shadow && maxMismatchRate == DEFAULT_MAX_MISMATCH_RATE) ? ""
+					: " shadow " + shadow + "/" + maxMismatchRate;
+		}
+
 		int step(int index) {
 			return this.steps[index];
 		}
@@ -296,7 +345,8 @@ public final class Rollout {
 		public String fingerprint() {
 			return this.id + " " + this.target + " " + Arrays.toString(this.steps) + " " + this.intervalNanos + "ns "
 					+ this.minRequests + " " + this.maxErrorRateIncrease + " " + this.maxLatencyRatio
-					+ statuses(this.errorStatuses) + clients(this.maxOutcomesPerClient, this.minClients);
+					+ statuses(this.errorStatuses) + clients(this.maxOutcomesPerClient, this.minClients)
+					+ shadowing(this.shadow, this.maxMismatchRate);
 		}
 
 		@Override
@@ -307,14 +357,15 @@ public final class Rollout {
 					&& Double.compare(this.maxErrorRateIncrease, plan.maxErrorRateIncrease) == 0
 					&& Double.compare(this.maxLatencyRatio, plan.maxLatencyRatio) == 0
 					&& Arrays.equals(this.errorStatuses, plan.errorStatuses)
-					&& this.maxOutcomesPerClient == plan.maxOutcomesPerClient && this.minClients == plan.minClients;
+					&& this.maxOutcomesPerClient == plan.maxOutcomesPerClient && this.minClients == plan.minClients
+					&& this.shadow == plan.shadow && Double.compare(this.maxMismatchRate, plan.maxMismatchRate) == 0;
 		}
 
 		@Override
 		public int hashCode() {
 			return Objects.hash(this.id, this.target, Arrays.hashCode(this.steps), this.intervalNanos, this.minRequests,
 					this.maxErrorRateIncrease, this.maxLatencyRatio, Arrays.hashCode(this.errorStatuses),
-					this.maxOutcomesPerClient, this.minClients);
+					this.maxOutcomesPerClient, this.minClients, this.shadow, this.maxMismatchRate);
 		}
 
 		@Override
@@ -367,13 +418,45 @@ public final class Rollout {
 	}
 
 	/**
-	 * Starts a rollout on its first step.
+	 * Starts a rollout: on its shadow stage when it has one, else on its first step.
 	 * @param plan the plan
 	 * @param nowNanos the clock's current time
-	 * @return progressing on step 0
+	 * @return shadowing at 0%, or progressing on step 0
 	 */
 	public static Status start(Plan plan, long nowNanos) {
+		if (plan.shadow()) {
+			return new Status(State.SHADOWING, 0, 0, 0, null);
+		}
 		return new Status(State.PROGRESSING, 0, plan.step(0), nowNanos + plan.intervalNanos(), null);
+	}
+
+	/**
+	 * Judges a rollout's shadow stage by its mirrored answers so far: once there are
+	 * {@code min-requests} of them, it moves to its first step when the share that
+	 * differed from the primary's is at most {@code max-mismatch-rate}, and is rolled
+	 * back otherwise.
+	 * @param plan the plan
+	 * @param status where it stands
+	 * @param compared mirrored answers compared with the primary's
+	 * @param mismatched of them, those that differed
+	 * @param nowNanos the clock's current time
+	 * @return {@link Judgement.Kind#NOT_DUE} with {@code status} itself while it is not
+	 * shadowing or has too few answers; {@link Judgement.Kind#NEXT} onto the first step;
+	 * or {@link Judgement.Kind#ROLLED_BACK}
+	 */
+	public static Judgement judgeShadow(Plan plan, Status status, long compared, long mismatched, long nowNanos) {
+		if (status.state() != State.SHADOWING || compared < Math.max(1, plan.minRequests())) {
+			return new Judgement(Judgement.Kind.NOT_DUE, status);
+		}
+		double rate = (double) mismatched / compared;
+		if (rate > plan.maxMismatchRate()) {
+			return new Judgement(Judgement.Kind.ROLLED_BACK,
+					rolledBack(status, String.format(Locale.ROOT,
+							"mismatch rate %.4f of %d mirrored answers in the shadow stage" + " (max-mismatch-rate %s)",
+							rate, compared, plan.maxMismatchRate())));
+		}
+		return new Judgement(Judgement.Kind.NEXT,
+				new Status(State.PROGRESSING, 0, plan.step(0), nowNanos + plan.intervalNanos(), null));
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.gatewaylb.rollout;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.jspecify.annotations.Nullable;
 
@@ -35,6 +36,17 @@ public final class RolloutTrack {
 
 	private volatile boolean judging;
 
+	/**
+	 * Whether the rollout is in its shadow stage, so that requests of the split are
+	 * mirrored to its target; and the mirrored answers compared so far, and those that
+	 * differed. Added to by the request path, read by the control thread.
+	 */
+	private volatile boolean shadowing;
+
+	private final LongAdder shadowCompared = new LongAdder();
+
+	private final LongAdder shadowMismatched = new LongAdder();
+
 	private volatile Windows current = Windows.EMPTY;
 
 	private volatile List<Verdict> verdicts = List.of();
@@ -62,8 +74,55 @@ public final class RolloutTrack {
 		this.canary = new RolloutWindow(plan);
 		this.others = new RolloutWindow(plan);
 		this.status = status;
-		this.layout = status.step();
+		this.layout = layoutOf(plan, status);
 		this.judging = status.state() == Rollout.State.PROGRESSING;
+		this.shadowing = status.state() == Rollout.State.SHADOWING;
+	}
+
+	/**
+	 * Returns the layout a status routes by: its step's, or the target at 0% for a
+	 * rollout rolled back or in its shadow stage.
+	 */
+	private static int layoutOf(Rollout.Plan plan, Rollout.Status status) {
+		Rollout.State state = status.state();
+		return (state == Rollout.State.ROLLED_BACK || state == Rollout.State.SHADOWING) ? plan.steps().length
+				: status.step();
+	}
+
+	/**
+	 * Returns whether the rollout is in its shadow stage: the split's requests are
+	 * mirrored to its target, which gets none of them.
+	 * @return whether shadowing
+	 */
+	public boolean shadowing() {
+		return this.shadowing;
+	}
+
+	/**
+	 * Counts a mirrored answer of the shadow stage compared with the primary's.
+	 * @param mismatch whether it differed
+	 */
+	public void shadowAnswered(boolean mismatch) {
+		this.shadowCompared.increment();
+		if (mismatch) {
+			this.shadowMismatched.increment();
+		}
+	}
+
+	/**
+	 * Returns the mirrored answers of the shadow stage compared so far.
+	 * @return the count
+	 */
+	public long shadowCompared() {
+		return this.shadowCompared.sum();
+	}
+
+	/**
+	 * Returns those of them that differed from the primary's.
+	 * @return the count
+	 */
+	public long shadowMismatched() {
+		return this.shadowMismatched.sum();
 	}
 
 	/**
@@ -224,8 +283,13 @@ public final class RolloutTrack {
 		this.canary.reset();
 		this.others.reset();
 		this.current = Windows.EMPTY;
-		this.layout = (next.state() == Rollout.State.ROLLED_BACK) ? this.plan.steps().length : next.step();
+		this.layout = layoutOf(this.plan, next);
 		this.judging = next.state() == Rollout.State.PROGRESSING;
+		if (next.state() == Rollout.State.SHADOWING) {
+			this.shadowCompared.reset();
+			this.shadowMismatched.reset();
+		}
+		this.shadowing = next.state() == Rollout.State.SHADOWING;
 		this.status = next;
 	}
 

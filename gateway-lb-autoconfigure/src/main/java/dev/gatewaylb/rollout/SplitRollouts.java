@@ -309,10 +309,11 @@ public final class SplitRollouts {
 			}
 			RolloutTrack started = new RolloutTrack(split, plan, Rollout.start(plan, now));
 			this.tracks.put(split, started);
-			count(started, Rollout.State.PROGRESSING);
+			count(started, started.status().state());
 			verdict(started, VerdictKind.STARTED, (track != null) ? "the rollout block changed" : null, null);
-			logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + split + " started at "
-					+ plan.steps()[0] + "%" + ((track != null) ? " (its block changed)" : ""));
+			logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + split + " started "
+					+ (plan.shadow() ? "in its shadow stage (mirrored traffic only)" : "at " + plan.steps()[0] + "%")
+					+ ((track != null) ? " (its block changed)" : ""));
 		});
 		this.tracks.keySet().retainAll(plans.keySet());
 		this.transitions.keySet().retainAll(plans.keySet());
@@ -327,6 +328,10 @@ public final class SplitRollouts {
 		if (track.awaitsPeers() && now - track.awaitPeersUntil() >= 0) {
 			// Nobody answered in an interval: alone, or the whole fleet restarted.
 			startAlone(track, "no peer told its state within one interval: from the first step");
+			return;
+		}
+		if (track.status().state() == Rollout.State.SHADOWING) {
+			judgeShadow(track, now);
 			return;
 		}
 		if (!track.isJudging()) {
@@ -369,6 +374,33 @@ public final class SplitRollouts {
 		}
 	}
 
+	private void judgeShadow(RolloutTrack track, long now) {
+		long compared = track.shadowCompared();
+		long mismatched = track.shadowMismatched();
+		Judgement judgement = Rollout.judgeShadow(track.plan(), track.status(), compared, mismatched, now);
+		Rollout.Status next = judgement.status();
+		String mirrored = String.format(java.util.Locale.ROOT, "shadow stage: %d of %d mirrored answers differed",
+				mismatched, compared);
+		switch (judgement.kind()) {
+			case NEXT -> {
+				verdict(track, VerdictKind.NEXT, mirrored, null);
+				enter(track, next);
+				logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
+						+ track.split() + " left its shadow stage (" + mirrored + ") for " + next.percent() + "%");
+			}
+			case ROLLED_BACK -> {
+				verdict(track, VerdictKind.ROLLED_BACK, next.reason(), null);
+				enter(track, next);
+				logger.log(System.Logger.Level.WARNING,
+						"Rolled back " + track.plan().target() + " in split " + track.split() + ": " + next.reason());
+				this.fleet.get()
+					.rollout(track.split(), track.plan().fingerprint(), RolloutAction.ROLL_BACK, next.reason(), false);
+			}
+			default -> {
+			}
+		}
+	}
+
 	private void adopt(RolloutTrack track, List<PeerState> states, String origin) {
 		Rollout.Plan plan = track.plan();
 		PeerState peer = null;
@@ -386,6 +418,8 @@ public final class SplitRollouts {
 		long now = this.control.nanoTime();
 		String by = "as " + origin + " has it";
 		Rollout.Status next = switch (peer.state()) {
+			// A shadow stage starts again here: its mirrored answers are each replica's.
+			case SHADOWING -> Rollout.start(plan, now);
 			case PROGRESSING ->
 				new Rollout.Status(Rollout.State.PROGRESSING, step, percent, now + plan.intervalNanos(), null);
 			case PAUSED -> new Rollout.Status(Rollout.State.PAUSED, step, percent, 0, null);
@@ -396,7 +430,7 @@ public final class SplitRollouts {
 		};
 		track.stopAwaitingPeers();
 		VerdictKind kind = switch (next.state()) {
-			case PROGRESSING -> VerdictKind.RESUMED;
+			case SHADOWING, PROGRESSING -> VerdictKind.RESUMED;
 			case PAUSED -> VerdictKind.PAUSED;
 			case PROMOTED -> VerdictKind.PROMOTED;
 			case ROLLED_BACK -> VerdictKind.ROLLED_BACK;

@@ -223,4 +223,37 @@ class RolloutTests {
 			.withMessage(message);
 	}
 
+	@Test
+	void aShadowStageMovesToTheFirstStepOnceEnoughMirroredAnswersMatch() {
+		Rollout.Plan plan = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
+				0, 0, true, 0.02);
+		Rollout.Status status = Rollout.start(plan, 0);
+		assertThat(status).isEqualTo(new Rollout.Status(Rollout.State.SHADOWING, 0, 0, 0, null));
+		assertThat(Rollout.judgeShadow(plan, status, 99, 0, 5).kind()).as("too few").isEqualTo(Judgement.Kind.NOT_DUE);
+		Judgement next = Rollout.judgeShadow(plan, status, 100, 2, 5);
+		assertThat(next.kind()).isEqualTo(Judgement.Kind.NEXT);
+		assertThat(next.status()).isEqualTo(new Rollout.Status(Rollout.State.PROGRESSING, 0, 5, 10_000_000_005L, null));
+		Judgement back = Rollout.judgeShadow(plan, status, 100, 3, 5);
+		assertThat(back.kind()).isEqualTo(Judgement.Kind.ROLLED_BACK);
+		assertThat(back.status().percent()).isZero();
+		assertThat(back.status().reason())
+			.isEqualTo("mismatch rate 0.0300 of 100 mirrored answers in the shadow stage (max-mismatch-rate 0.02)");
+		assertThat(Rollout.judgeShadow(plan, next.status(), 1_000, 1_000, 5).kind()).as("no longer shadowing")
+			.isEqualTo(Judgement.Kind.NOT_DUE);
+		assertThat(Rollout.promote(plan, status).state()).isEqualTo(Rollout.State.PROMOTED);
+		assertThat(Rollout.pause(status)).as("nothing to pause").isEqualTo(status);
+	}
+
+	@Test
+	void aBlockWithoutAShadowStageKeepsItsIdAndFingerprint() {
+		Rollout.Plan before = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null,
+				null, 10, 20);
+		Rollout.Plan shadowed = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null,
+				null, 10, 20, true, 0.01);
+		assertThat(before.shadow()).isFalse();
+		assertThat(before.fingerprint()).doesNotContain("shadow");
+		assertThat(shadowed.id()).isNotEqualTo(before.id());
+		assertThat(Rollout.start(before, 0).state()).isEqualTo(Rollout.State.PROGRESSING);
+	}
+
 }

@@ -14,6 +14,7 @@ import dev.gatewaylb.gateway.runtime.MirrorState;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
 import dev.gatewaylb.gateway.settings.MirrorSettings;
 import dev.gatewaylb.gateway.upstream.Outcome;
+import dev.gatewaylb.rollout.RolloutTrack;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpMethod;
 import org.jspecify.annotations.Nullable;
@@ -76,6 +77,11 @@ final class Mirror {
 
 	private final boolean compareBodies;
 
+	/**
+	 * The rollout whose shadow stage counts the comparison, or {@code null}.
+	 */
+	private final @Nullable RolloutTrack shadowStage;
+
 	// The primary's side: written on its exchange's threads before it arrives.
 
 	private int primaryStatus = -1;
@@ -97,8 +103,9 @@ final class Mirror {
 	private volatile boolean timedOut;
 
 	private Mirror(ProxiedExchange owner, MirrorState state, MirrorSettings settings, ServiceRuntime shadow,
-			HttpMethod method, String path) {
+			HttpMethod method, String path, @Nullable RolloutTrack shadowStage) {
 		this.owner = owner;
+		this.shadowStage = shadowStage;
 		this.state = state;
 		this.settings = settings;
 		this.shadow = shadow;
@@ -118,9 +125,12 @@ final class Mirror {
 	 * @param owner the exchange's owner
 	 * @param primary the service's runtime
 	 * @param settings its mirroring
+	 * @param shadowStage the rollout whose shadow stage the comparison counts for, or
+	 * {@code null}
 	 * @return the mirror, or {@code null} when the request is not mirrored
 	 */
-	static @Nullable Mirror start(ProxiedExchange owner, ServiceRuntime primary, MirrorSettings settings) {
+	static @Nullable Mirror start(ProxiedExchange owner, ServiceRuntime primary, MirrorSettings settings,
+			@Nullable RolloutTrack shadowStage) {
 		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
 		String method = request.getMethod().name();
@@ -143,7 +153,7 @@ final class Mirror {
 			return null;
 		}
 		Mirror mirror = new Mirror(owner, state, settings, shadow, HttpMethod.valueOf(method),
-				request.getPath().value());
+				request.getPath().value(), shadowStage);
 		owner.lease().mirror(mirror);
 		if (!body) {
 			mirror.send(null);
@@ -152,6 +162,18 @@ final class Mirror {
 			owner.replaceExchange(exchange.mutate().request(new CopiedBody(request, (int) length, mirror)).build());
 		}
 		return mirror;
+	}
+
+	/**
+	 * Returns the mirroring of a rollout's shadow stage: every request of the split's
+	 * methods without a body or with one up to 64 KB, GET and HEAD, the status compared,
+	 * at most 64 in flight.
+	 * @param target the rollout's target
+	 * @return the settings
+	 */
+	static MirrorSettings shadowStage(String target) {
+		return new MirrorSettings(target.toLowerCase(Locale.ROOT), 100, MirrorSettings.NONE.maxConcurrent(),
+				MirrorSettings.NONE.maxBodyBytes(), MirrorSettings.Compare.STATUS, MirrorSettings.NONE.methods());
 	}
 
 	/**
@@ -297,6 +319,10 @@ final class Mirror {
 		boolean statusDiffers = primary / 100 != shadow / 100;
 		boolean bodyDiffers = !statusDiffers && this.compareBodies && (this.primaryLength != this.shadowLength
 				|| this.primaryDigest.getValue() != this.shadowDigest.getValue());
+		RolloutTrack stage = this.shadowStage;
+		if (stage != null) {
+			stage.shadowAnswered(statusDiffers || bodyDiffers);
+		}
 		if (statusDiffers || bodyDiffers) {
 			this.state.mismatched(
 					new MirrorState.Mismatch(primary, shadow, bodyDiffers, this.path, System.currentTimeMillis()));

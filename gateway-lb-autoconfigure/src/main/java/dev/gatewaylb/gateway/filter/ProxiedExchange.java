@@ -12,6 +12,7 @@ import dev.gatewaylb.balance.Algorithm;
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.Snapshot;
 import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.rollout.RolloutTrack;
 import dev.gatewaylb.rollout.RolloutWindow;
 import dev.gatewaylb.gateway.runtime.AffinityOutcome;
 import dev.gatewaylb.gateway.runtime.ServiceRuntime;
@@ -175,6 +176,11 @@ final class ProxiedExchange {
 	 */
 	private @Nullable Mirror mirror;
 
+	/**
+	 * The rollout whose shadow stage the exchange is mirrored for, or {@code null}.
+	 */
+	private @Nullable RolloutTrack shadowStage;
+
 	private long firstSentNanos;
 
 	ProxiedExchange(ProxyServices services, ExchangeLease lease, ServerWebExchange exchange, GatewayFilterChain chain,
@@ -248,9 +254,15 @@ final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		ServerWebExchangeUtils.addOriginalRequestUrl(this.exchange, this.url);
+		RolloutTrack shadowStage = this.shadowStage;
 		MirrorSettings mirror = runtime.settings().mirror();
-		if (mirror.enabled()) {
-			this.mirror = Mirror.start(this, runtime, mirror);
+		if (shadowStage != null) {
+			// A rollout's shadow stage mirrors to its target; the service's own mirror,
+			// if it has one, waits for the stage to end (one mirror per request).
+			this.mirror = Mirror.start(this, runtime, Mirror.shadowStage(shadowStage.plan().target()), shadowStage);
+		}
+		else if (mirror.enabled()) {
+			this.mirror = Mirror.start(this, runtime, mirror, null);
 		}
 		return next(runtime);
 	}
@@ -691,6 +703,14 @@ final class ProxiedExchange {
 			this.clientAddress = address;
 		}
 		return (InetAddress) address;
+	}
+
+	/**
+	 * Mirrors the exchange to a rollout's target for its shadow stage.
+	 * @param rollout the rollout, in its shadow stage
+	 */
+	void shadowFor(RolloutTrack rollout) {
+		this.shadowStage = rollout;
 	}
 
 	/**

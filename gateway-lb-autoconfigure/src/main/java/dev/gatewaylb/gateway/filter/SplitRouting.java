@@ -77,6 +77,11 @@ final class SplitRouting {
 		// split without a rollout has one layout, the split itself.
 		RolloutTrack rollout = this.rollouts.track(split.split().name(), split.rollout());
 		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
+		if (rollout != null && rollout.shadowing()) {
+			// The target gets none of the traffic (the layout gives it 0%) but a mirror
+			// of it, which its shadow stage judges.
+			owner.shadowFor(rollout);
+		}
 		int target = overridden(request, split, owner);
 		boolean chosen = target < 0;
 		if (chosen) {

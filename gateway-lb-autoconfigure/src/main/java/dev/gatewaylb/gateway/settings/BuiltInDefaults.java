@@ -67,7 +67,7 @@ final class BuiltInDefaults {
 	 */
 	static final RolloutProperties ROLLOUT = new RolloutProperties(null, List.of(5, 25, 50, 100), Duration.ofMinutes(5),
 			100L, 0.01, 1.5, null, List.of(), Rollout.Plan.DEFAULT_MAX_OUTCOMES_PER_CLIENT,
-			Rollout.Plan.DEFAULT_MIN_CLIENTS);
+			Rollout.Plan.DEFAULT_MIN_CLIENTS, false, Rollout.Plan.DEFAULT_MAX_MISMATCH_RATE);
 
 	private BuiltInDefaults() {
 	}

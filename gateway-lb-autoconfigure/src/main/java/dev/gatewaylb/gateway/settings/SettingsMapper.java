@@ -432,7 +432,8 @@ final class SettingsMapper {
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
 				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id(),
 				RolloutKey.ERROR_STATUSES.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
-				RolloutKey.MAX_OUTCOMES_PER_CLIENT.from(rollout, taken), RolloutKey.MIN_CLIENTS.from(rollout, taken));
+				RolloutKey.MAX_OUTCOMES_PER_CLIENT.from(rollout, taken), RolloutKey.MIN_CLIENTS.from(rollout, taken),
+				RolloutKey.SHADOW.from(rollout, taken), RolloutKey.MAX_MISMATCH_RATE.from(rollout, taken));
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {
@@ -498,11 +499,16 @@ final class SettingsMapper {
 
 		static final RolloutKey<Integer> MIN_CLIENTS = new RolloutKey<>("min-clients", RolloutProperties::minClients);
 
+		static final RolloutKey<Boolean> SHADOW = new RolloutKey<>("shadow", RolloutProperties::shadow);
+
+		static final RolloutKey<Double> MAX_MISMATCH_RATE = new RolloutKey<>("max-mismatch-rate",
+				RolloutProperties::maxMismatchRate);
+
 		/**
 		 * The keys in the order the plan checks them.
 		 */
 		static final List<RolloutKey<?>> ALL = List.of(STEPS, INTERVAL, MIN_REQUESTS, MAX_ERROR_RATE_INCREASE,
-				MAX_LATENCY_RATIO, ERROR_STATUSES, MAX_OUTCOMES_PER_CLIENT, MIN_CLIENTS);
+				MAX_LATENCY_RATIO, ERROR_STATUSES, MAX_OUTCOMES_PER_CLIENT, MIN_CLIENTS, SHADOW, MAX_MISMATCH_RATE);
 
 		/**
 		 * Returns the key's value in {@code rollout} if it sets it and {@code taken}

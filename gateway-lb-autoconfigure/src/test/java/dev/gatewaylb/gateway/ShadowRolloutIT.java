@@ -1,0 +1,100 @@
+package dev.gatewaylb.gateway;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.rollout.RolloutTrack;
+import dev.gatewaylb.rollout.SplitRollouts;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A rollout's shadow stage ({@code rollout.shadow}) on real sockets: the target gets a
+ * mirror of the split's traffic and no client request; a target whose answers differ is
+ * rolled back from there, one whose answers match moves to its first step.
+ */
+@SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class ShadowRolloutIT extends GatewayIntegrationTest {
+
+	static final TestBackend stable = TestBackend.start("stable");
+
+	static final TestBackend brokenCanary = TestBackend.start("broken-canary");
+
+	static final TestBackend goodCanary = TestBackend.start("good-canary");
+
+	@Autowired
+	SplitRollouts rollouts;
+
+	@DynamicPropertySource
+	static void gateway(DynamicPropertyRegistry registry) {
+		brokenCanary.failEvery(1);
+		TestGateway gateway = TestGateway.properties(registry)
+			.instances("stable", List.of(stable))
+			.instances("broken-canary", List.of(brokenCanary))
+			.instances("good-canary", List.of(goodCanary));
+		for (String split : List.of("broken", "good")) {
+			String prefix = "gateway.lb.splits." + split + ".";
+			gateway.route(split)
+				.set(prefix + "targets.stable", 100)
+				.set(prefix + "targets." + split + "-canary", 0)
+				.set(prefix + "rollout.target", split + "-canary")
+				.set(prefix + "rollout.shadow", true)
+				.set(prefix + "rollout.steps", "10,100")
+				.set(prefix + "rollout.min-requests", 50);
+		}
+	}
+
+	@AfterAll
+	static void stopBackends() {
+		List.of(stable, brokenCanary, goodCanary).forEach(TestBackend::close);
+	}
+
+	@Test
+	void aTargetWhoseMirroredAnswersDifferIsRolledBackBeforeAnyClientReachesIt() {
+		assertThat(status("broken").state()).isEqualTo(Rollout.State.SHADOWING);
+		for (int i = 0; i < 50; i++) {
+			GatewayClient.Answer answer = this.client.getNow("/broken/");
+			assertThat(answer.status()).isEqualTo(200);
+			assertThat(answer.backend()).as("request %d", i).isEqualTo("stable");
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> status("broken").state() == Rollout.State.ROLLED_BACK);
+		assertThat(status("broken").reason()).startsWith("mismatch rate 1.0000 of 50 mirrored answers");
+		assertThat(brokenCanary.requests()).as("mirrored requests only").isEqualTo(50);
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.client.getNow("/broken/").backend()).isEqualTo("stable");
+		}
+		assertThat(brokenCanary.requests()).as("no mirror once rolled back").isEqualTo(50);
+	}
+
+	@Test
+	void aTargetWhoseMirroredAnswersMatchMovesToItsFirstStep() {
+		assertThat(status("good").state()).isEqualTo(Rollout.State.SHADOWING);
+		for (int i = 0; i < 50; i++) {
+			assertThat(this.client.getNow("/good/").backend()).isEqualTo("stable");
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> status("good").state() == Rollout.State.PROGRESSING);
+		assertThat(status("good").percent()).isEqualTo(10);
+		int canary = 0;
+		for (int i = 0; i < 400; i++) {
+			canary += "good-canary".equals(this.client.getNow("/good/").backend()) ? 1 : 0;
+		}
+		// 10% of 400, give or take five standard deviations (6).
+		assertThat(canary).isBetween(10, 70);
+	}
+
+	private Rollout.Status status(String split) {
+		RolloutTrack track = this.rollouts.track(split);
+		assertThat(track).as("rollout of %s", split).isNotNull();
+		return track.status();
+	}
+
+}
