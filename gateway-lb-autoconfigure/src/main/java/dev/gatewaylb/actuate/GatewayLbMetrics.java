@@ -111,6 +111,11 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	private final Map<String, List<Meter>> serviceMeters = new HashMap<>();
 
 	/**
+	 * The optional features whose meters each service has (affinity, mirror).
+	 */
+	private final Map<String, Set<String>> serviceFeatures = new HashMap<>();
+
+	/**
 	 * Each service's meter of requests per priority level, registered when a level of
 	 * that priority first appears and kept while the service is.
 	 */
@@ -150,14 +155,26 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	@Override
 	public synchronized void runtimeChanged(@Nullable ServiceRuntime previous, ServiceRuntime next) {
-		if (!this.serviceMeters.containsKey(next.id())) {
-			this.serviceMeters.put(next.id(), registerService(next.id(), next.counters(), next.mirror()));
+		List<Meter> service = this.serviceMeters.get(next.id());
+		if (service == null) {
+			service = registerService(next.id(), next.counters());
+			this.serviceMeters.put(next.id(), service);
 			endpointsChanged(next.id(), next.snapshot());
+		}
+		// The meters of a feature a service turns on, from the runtime that turns it on:
+		// a service without affinity or a mirror has no series of them.
+		Set<String> features = this.serviceFeatures.computeIfAbsent(next.id(), (id) -> new HashSet<>());
+		if (next.affinityCookie() != null && features.add(AFFINITY)) {
+			service.addAll(registerAffinity(next.id(), next.counters()));
+		}
+		if (next.settings().mirror().enabled() && features.add(MIRROR)) {
+			service.addAll(registerMirror(next.id(), next.mirror()));
 		}
 	}
 
 	@Override
 	public synchronized void runtimeRemoved(ServiceRuntime runtime) {
+		this.serviceFeatures.remove(runtime.id());
 		List<Meter> service = this.serviceMeters.remove(runtime.id());
 		if (service != null) {
 			service.forEach(this.meterRegistry::remove);
@@ -201,7 +218,31 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		});
 	}
 
-	private List<Meter> registerService(String serviceId, ServiceCounters counters, MirrorState mirror) {
+	private List<Meter> registerAffinity(String serviceId, ServiceCounters counters) {
+		List<Meter> meters = new ArrayList<>(4);
+		counters.affinityOutcomes()
+			.forEach((outcome, count) -> meters.add(FunctionCounter.builder(AFFINITY, count, LongAdder::sum)
+				.tags("service", serviceId, "outcome", outcome.tag())
+				.description("Requests of a service with endpoint affinity, by what became of their affinity cookie: "
+						+ "followed to its endpoint, new, moved to another endpoint, or rejected as not signed here")
+				.register(this.meterRegistry)));
+		return meters;
+	}
+
+	private List<Meter> registerMirror(String serviceId, MirrorState mirror) {
+		List<Meter> meters = new ArrayList<>(4);
+		Map<String, LongAdder> mirrored = Map.of("match", mirror.matchedCounter(), "mismatch",
+				mirror.mismatchedCounter(), "error", mirror.failedCounter(), "dropped", mirror.droppedCounter());
+		mirrored.forEach((outcome, count) -> meters.add(FunctionCounter.builder(MIRROR, count, LongAdder::sum)
+			.tags("service", serviceId, "outcome", outcome)
+			.description("Requests of the service mirrored to its shadow, by what their comparison found: the "
+					+ "answers matched, differed, could not be compared (the shadow failed), or the request was "
+					+ "not mirrored (no place among max-concurrent, a body too large)")
+			.register(this.meterRegistry)));
+		return meters;
+	}
+
+	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
 		List<Meter> meters = new ArrayList<>(8);
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "saturated")
@@ -255,20 +296,6 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			.tags("service", serviceId, "outcome", "budget")
 			.description("Backup requests the hedge budget (max-extra-load) refused")
 			.register(this.meterRegistry));
-		counters.affinityOutcomes()
-			.forEach((outcome, count) -> meters.add(FunctionCounter.builder(AFFINITY, count, LongAdder::sum)
-				.tags("service", serviceId, "outcome", outcome.tag())
-				.description("Requests of a service with endpoint affinity, by what became of their affinity cookie: "
-						+ "followed to its endpoint, new, moved to another endpoint, or rejected as not signed here")
-				.register(this.meterRegistry)));
-		Map<String, LongAdder> mirrored = Map.of("match", mirror.matchedCounter(), "mismatch",
-				mirror.mismatchedCounter(), "error", mirror.failedCounter(), "dropped", mirror.droppedCounter());
-		mirrored.forEach((outcome, count) -> meters.add(FunctionCounter.builder(MIRROR, count, LongAdder::sum)
-			.tags("service", serviceId, "outcome", outcome)
-			.description("Requests of the service mirrored to its shadow, by what their comparison found: the "
-					+ "answers matched, differed, could not be compared (the shadow failed), or the request was "
-					+ "not mirrored (no place among max-concurrent, a body too large)")
-			.register(this.meterRegistry)));
 		counters.discoveryRejected()
 			.forEach((rejection, count) -> meters.add(FunctionCounter.builder(DISCOVERY_REJECTED, count, LongAdder::sum)
 				.tags("service", serviceId, "reason", rejection.tag())

@@ -29,7 +29,9 @@ import org.springframework.context.SmartLifecycle;
  * seconds) makes an answer slow; a missing or unreadable value means no delay. With
  * {@code slow=<name>} only that backend is slow and the others answer at once: one slow
  * endpoint, which a hedged backup goes around. With {@code fail=<name>} that backend
- * answers 500 instead: a broken release, which a rollout rolls back.
+ * answers 500 instead: a broken release, which a rollout rolls back. {@code gamma}, the
+ * next release in the demos, no longer serves {@code /legacy}: 404 for paths under it,
+ * which a mirror to it shows as mismatches.
  */
 final class DemoBackends implements SmartLifecycle {
 
@@ -91,7 +93,7 @@ final class DemoBackends implements SmartLifecycle {
 	}
 
 	private static Mono<Void> answer(String name, HttpServerRequest request, HttpServerResponse response) {
-		return response.status(fails(name, request.uri()) ? 500 : 200)
+		return response.status(status(name, request.uri()))
 			.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
 			.header("X-Backend", name)
 			.sendString(Mono.just(name + "\n").delayElement(delay(name, request.uri())))
@@ -116,6 +118,21 @@ final class DemoBackends implements SmartLifecycle {
 			// a bad %-escape: as if there were no "slow"
 		}
 		return delay(uri);
+	}
+
+	/**
+	 * Returns the status of backend {@code name}'s answer: 500 when {@link #fails}, 404
+	 * for gamma under {@code /legacy}, else 200.
+	 * @param name the backend's name
+	 * @param uri the request URI, path and query
+	 * @return the status
+	 */
+	static int status(String name, String uri) {
+		if (fails(name, uri)) {
+			return 500;
+		}
+		return ("gamma".equals(name)
+				&& (uri.equals("/legacy") || uri.startsWith("/legacy/") || uri.startsWith("/legacy?"))) ? 404 : 200;
 	}
 
 	/**

@@ -57,4 +57,17 @@ class DemoBackendsTests {
 		assertThat(DemoBackends.fails(backend, uri)).isEqualTo(fails);
 	}
 
+	@ParameterizedTest(name = "{0} at {1} -> {2}")
+	@CsvSource(delimiter = '|', textBlock = """
+			/legacy/orders         | gamma | 404
+			/legacy                | gamma | 404
+			/legacy?x=1            | gamma | 404
+			/legacy/orders         | alpha | 200
+			/legacyish             | gamma | 200
+			/legacy/x?fail=gamma   | gamma | 500
+			""")
+	void gammaNoLongerServesLegacy(String uri, String backend, int status) {
+		assertThat(DemoBackends.status(backend, uri)).isEqualTo(status);
+	}
+
 }

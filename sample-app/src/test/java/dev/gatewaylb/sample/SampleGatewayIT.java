@@ -105,6 +105,26 @@ class SampleGatewayIT {
 	}
 
 	@Test
+	void mirroredRouteShowsTheShadowsMismatchesAndNeverItsAnswers() {
+		for (int i = 0; i < 10; i++) {
+			assertThat(backend("/mirrored/")).isIn("alpha", "beta");
+			assertThat(backend("/mirrored/legacy/orders")).isIn("alpha", "beta");
+		}
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			String report = this.client.get()
+				.uri("/actuator/gatewaylb/mirrored")
+				.accept(MediaType.APPLICATION_JSON)
+				.exchange()
+				.expectBody(String.class)
+				.returnResult()
+				.getResponseBody();
+			assertThat(report).contains("\"match\":10,\"mismatch\":10")
+				.contains(
+						"\"primaryStatus\":200,\"shadowStatus\":404,\"bodyDiffers\":false,\"path\":\"/legacy/orders\"");
+		});
+	}
+
+	@Test
 	void zonedRouteStaysInTheGatewaysZone() {
 		Map<String, Long> backends = countByBackend(
 				IntStream.range(0, 200).mapToObj((i) -> backend("/zoned/")).toList());
