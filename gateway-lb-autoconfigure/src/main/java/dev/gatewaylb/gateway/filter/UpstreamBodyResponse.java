@@ -189,6 +189,12 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private final @Nullable Attempt attempt;
 
+		/**
+		 * The exchange's mirror, shown the body as it goes by; set before the body is
+		 * written, so read once here.
+		 */
+		private final @Nullable Mirror mirror;
+
 		private volatile long requested;
 
 		/**
@@ -222,6 +228,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			this.closeClient = closeClient;
 			this.timers = timers;
 			this.attempt = lease.current();
+			this.mirror = lease.mirror();
 			this.writeIdleNanos = (this.attempt != null)
 					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
 		}
@@ -239,7 +246,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onNext(T item) {
-			Mirror mirror = this.lease.mirror();
+			Mirror mirror = this.mirror;
 			if (mirror != null && item instanceof DataBuffer buffer) {
 				mirror.primaryBody(buffer);
 			}
@@ -278,7 +285,7 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				return;
 			}
 			ended();
-			Mirror mirror = this.lease.mirror();
+			Mirror mirror = this.mirror;
 			if (mirror != null) {
 				mirror.primaryBodyEnded();
 			}
