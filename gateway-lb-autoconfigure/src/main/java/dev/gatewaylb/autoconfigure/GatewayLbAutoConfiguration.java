@@ -301,11 +301,12 @@ public final class GatewayLbAutoConfiguration {
 		@ConditionalOnMissingBean
 		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
 				SplitCounters splitCounters, SplitRollouts rollouts,
-				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties) {
+				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties,
+				ObjectProvider<List<HttpHeadersFilter>> headersFilters) {
 			GatewayLoadBalancerProperties gateway = loadBalancerProperties.getIfAvailable();
 			return new AttemptFilter(settings, runtimes,
 					new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters,
-					rollouts, gateway != null && gateway.isUse404());
+					rollouts, gateway != null && gateway.isUse404(), () -> headersFilters.getIfAvailable(List::of));
 		}
 
 		@Bean

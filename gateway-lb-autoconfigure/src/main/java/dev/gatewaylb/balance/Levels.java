@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * A pick draws its level with one random number, except under consistent hashing, where
  * the key draws it, so that a key keeps its level: a key whose endpoint in its level's
- * full ring (every endpoint that could take traffic, healthy or not) is healthy stays in
- * the level while the level's share is at least its healthy part; only the keys of
+ * full ring (every endpoint of weight above 0, healthy, draining or not) is healthy stays
+ * in the level while the level's share is at least its healthy part; only the keys of
  * unhealthy endpoints leave, as many of them as the share sends on, chosen by a second
  * hash of the key. So ejecting one endpoint moves its keys only, some to the other
  * endpoints of its level and the rest to the next level.
@@ -58,8 +58,8 @@ final class Levels {
 	private final Strategy[] strategies;
 
 	/**
-	 * Each level's ring of every endpoint that could take traffic, healthy or not, under
-	 * consistent hashing; {@code null} otherwise.
+	 * Each level's ring of every endpoint of weight above 0, healthy, draining or not,
+	 * under consistent hashing; {@code null} otherwise.
 	 */
 	private final KetamaRing @Nullable [] fullRings;
 
@@ -99,8 +99,8 @@ final class Levels {
 	private final int[] nextHealthy;
 
 	/**
-	 * The weight of each level's candidates that are not healthy, as a fraction of the
-	 * weight of its candidates: the part of its full ring whose keys must move.
+	 * The weight of each level's endpoints that are not healthy or drain, as a fraction
+	 * of the weight of its endpoints: the part of its full ring whose keys must move.
 	 */
 	private final double[] displaced;
 
@@ -200,7 +200,9 @@ final class Levels {
 			if (all.candidateAndHealthy[i]) {
 				healthy[level]++;
 			}
-			if (all.candidate[i]) {
+			// A drained endpoint counts as an unhealthy one: its keys are the ones that
+			// move, as a drain weighs in the shares.
+			if (weight > 0) {
 				candidateWeight[level] += weight;
 				if (!all.candidateAndHealthy[i]) {
 					unhealthyWeight[level] += weight;
@@ -221,9 +223,10 @@ final class Levels {
 			AtomicLong ticket = tickets.apply(priorities[level]);
 			strategies[level] = Strategy.create(algorithm, views[level], ticket);
 			if (fullRings != null) {
+				// Every endpoint that would take traffic healthy and not drained.
 				boolean[] candidates = new boolean[n];
 				for (int i = 0; i < n; i++) {
-					candidates[i] = in[i] && all.candidate[i];
+					candidates[i] = in[i] && all.endpoints[i].weight() > 0;
 				}
 				// Never picked from: only asked who owns a key.
 				fullRings[level] = new KetamaRing(new Members(all, candidates, nowNanos, true), (key) -> -1);
@@ -314,7 +317,6 @@ final class Levels {
 						level = next;
 					}
 				}
-				this.requests[level].increment();
 				return index;
 			}
 		}
@@ -352,7 +354,6 @@ final class Levels {
 			if (keep) {
 				int index = ((KetamaRing) this.strategies[level]).selectHash(hash);
 				if (index >= 0) {
-					this.requests[level].increment();
 					return index;
 				}
 			}

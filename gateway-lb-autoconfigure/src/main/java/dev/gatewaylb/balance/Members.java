@@ -37,7 +37,7 @@ final class Members {
 
 	/**
 	 * Whether each endpoint may be picked: weight above 0, not draining, and, unless the
-	 * set fails open, neither ejected nor unhealthy.
+	 * set fails open or panics, neither ejected nor unhealthy.
 	 */
 	private final boolean[] pickable;
 

@@ -234,6 +234,15 @@ public final class Snapshot<T> {
 	}
 
 	/**
+	 * Returns whether picks draw a priority level first: localities on, and the set
+	 * neither failing open nor in panic.
+	 * @return whether levels are drawn
+	 */
+	public boolean drawsLevels() {
+		return this.drawn != null;
+	}
+
+	/**
 	 * Returns whether the service's healthy fraction is below its locality's panic
 	 * threshold, so that picks go to every endpoint of every level, health ignored.
 	 * @return whether the snapshot panics
@@ -294,8 +303,8 @@ public final class Snapshot<T> {
 	 * @param share the share of the traffic drawn for it, from health, 0 to 1
 	 * @param spilling whether requests drawn for it may go to the next level because it
 	 * is busy ({@link LoadAwareSpill})
-	 * @param requests the requests picked in it since the service's first level of this
-	 * priority
+	 * @param requests the requests sent to its endpoints (each attempt: a retry counts
+	 * again) since the service's first level of this priority
 	 */
 	public record Level(int priority, int endpoints, int healthy, double share, boolean spilling, long requests) {
 	}
@@ -358,6 +367,11 @@ public final class Snapshot<T> {
 	public EndpointState claim(int index) {
 		EndpointState state = this.members.states[index];
 		state.acquire();
+		Levels levels = this.levels;
+		if (levels != null) {
+			// Counted once per claim, in the level that took it, whatever drew it there.
+			levels.requests(levels.levelOf(index)).increment();
+		}
 		return state;
 	}
 

@@ -302,9 +302,9 @@ public final class SplitRollouts {
 				count(waiting, Rollout.State.PAUSED);
 				verdict(waiting, VerdictKind.STARTED, AWAITING_PEERS, null);
 				logger.log(System.Logger.Level.INFO,
-						"Rollout of " + plan.target() + " in split " + split
-								+ " waits for its state in the fleet (paused at " + plan.steps()[0]
-								+ "%, one interval at most)");
+						"Rollout of " + plan.target() + " in split " + split + " waits for its state in the fleet ("
+								+ (plan.shadow() ? "in its shadow stage" : "paused at " + plan.steps()[0] + "%")
+								+ ", one interval at most)");
 				return;
 			}
 			RolloutTrack started = new RolloutTrack(split, plan, Rollout.start(plan, now));
@@ -331,7 +331,10 @@ public final class SplitRollouts {
 			return;
 		}
 		if (track.status().state() == Rollout.State.SHADOWING) {
-			judgeShadow(track, now);
+			// Not while waiting for the peers' state: where the fleet has it comes first.
+			if (!track.awaitsPeers()) {
+				judgeShadow(track, now);
+			}
 			return;
 		}
 		if (!track.isJudging()) {

@@ -169,6 +169,26 @@ class LocalityTests {
 	}
 
 	@Test
+	void aKeyKeepsItsEndpointWhenAnotherLocalEndpointIsDrained() {
+		Balancer<Endpoint> balancer = this.balancers.balancer(
+				BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH).withLocality(IN_A), endpoints());
+		Snapshot<Endpoint> before = balancer.snapshot();
+		Map<String, Integer> owners = new HashMap<>();
+		for (int i = 0; i < 1_000; i++) {
+			owners.put("key-" + i, before.select("key-" + i));
+		}
+		Snapshot<Endpoint> after = balancer.drain(before.endpoint(1).address(), true);
+		owners.forEach((key, owner) -> {
+			if (owner != 1) {
+				assertThat(after.select(key)).as(key).isEqualTo(owner);
+			}
+			else {
+				assertThat(after.select(key)).as(key).isNotEqualTo(1);
+			}
+		});
+	}
+
+	@Test
 	void aRetryPrefersAnotherEndpointOfTheLevelOfTheOneItTried() {
 		Snapshot<Endpoint> snapshot = sixInTwoZones(Algorithm.ROUND_ROBIN);
 		String local = snapshot.endpoint(0).address();

@@ -44,6 +44,12 @@ class MirrorIT extends GatewayIntegrationTest {
 	 */
 	static final Set<String> DIFFERING = differing();
 
+	/**
+	 * The mirrored service's max-concurrent: 32 mirrors a second to a 500 ms shadow, so
+	 * that the test JVM, which runs the shadow too, measures the gateway and not itself.
+	 */
+	static final int MAX_CONCURRENT = 16;
+
 	static final TestBackend primary = TestBackend.start("primary");
 
 	static final TestBackend slowShadow = TestBackend.start("slow-shadow");
@@ -90,7 +96,8 @@ class MirrorIT extends GatewayIntegrationTest {
 		gateway.route("plain").instances("plain", List.of(primary));
 		gateway.route("mirrored")
 			.instances("mirrored", List.of(primary))
-			.set("gateway.lb.services.mirrored.mirror.target", "slow-shadow");
+			.set("gateway.lb.services.mirrored.mirror.target", "slow-shadow")
+			.set("gateway.lb.services.mirrored.mirror.max-concurrent", MAX_CONCURRENT);
 		gateway.instances("slow-shadow", List.of(slowShadow));
 		gateway.route("failing")
 			.instances("failing", List.of(primary))
@@ -117,6 +124,11 @@ class MirrorIT extends GatewayIntegrationTest {
 			.uris("unposted", List.of("http://127.0.0.1:" + pathPrimary.port()))
 			.set("gateway.lb.services.unposted.mirror.target", "path-shadow");
 		gateway.uris("path-shadow", List.of("http://127.0.0.1:" + pathShadow.port()));
+		// No endpoint: the primary answers 503 before it reads the body the mirror waits
+		// for.
+		gateway.route("nowhere")
+			.set("gateway.lb.services.nowhere.mirror.target", "path-shadow")
+			.set("gateway.lb.services.nowhere.mirror.methods", "POST");
 	}
 
 	@AfterAll
@@ -132,12 +144,11 @@ class MirrorIT extends GatewayIntegrationTest {
 		primary.delay(Duration.ofMillis(20));
 		slowShadow.delay(Duration.ofMillis(500));
 		try {
-			// A first run warms the gateway's request path up (the JIT); then the
-			// mirrored
-			// run, then the plain one it is held against.
-			run("/plain/", Duration.ofSeconds(3));
-			Run mirrored = run("/mirrored/", Duration.ofSeconds(10));
-			Run plain = run("/plain/", Duration.ofSeconds(10));
+			// Mirrored and plain in turns, so that what else the machine does (a JIT at
+			// work, another process) falls on both.
+			Map<String, Run> runs = interleaved("/mirrored/", "/plain/", 5, Duration.ofMillis(1500));
+			Run mirrored = runs.get("/mirrored/");
+			Run plain = runs.get("/plain/");
 			MirrorState state = ready("mirrored").mirror();
 			System.out.printf(
 					"mirror at 100%% to a 500 ms shadow: plain %s; mirrored %s; shadow max in flight %d,"
@@ -147,7 +158,8 @@ class MirrorIT extends GatewayIntegrationTest {
 			assertThat(mirrored.errors()).isZero();
 			assertThat(mirrored.p99Millis()).as("p99 mirrored %s against %s", mirrored, plain)
 				.isLessThanOrEqualTo(plain.p99Millis() * 1.1);
-			assertThat(slowShadow.maxActive()).as("shadow's requests in flight at most").isLessThanOrEqualTo(64);
+			assertThat(slowShadow.maxActive()).as("shadow's requests in flight at most")
+				.isLessThanOrEqualTo(MAX_CONCURRENT);
 			assertThat(state.droppedCounter().sum()).as("dropped").isPositive();
 			assertThat(state.matchedCounter().sum()).as("compared").isPositive();
 			await().atMost(Duration.ofSeconds(5)).until(() -> state.inFlight() == 0 && inFlight("slow-shadow") == 0);
@@ -181,9 +193,12 @@ class MirrorIT extends GatewayIntegrationTest {
 			assertThat(mismatch.primaryStatus()).isEqualTo(200);
 			assertThat(mismatch.shadowStatus()).isEqualTo(500);
 		});
-		// The shadow's own endpoint is charged, as any request would charge it.
-		var shadow = state("resetting-shadow", "127.0.0.1:" + resettingShadow.port());
-		assertThat(shadow.ejections() + shadow.consecutiveFailures()).isPositive();
+		// The shadows' own endpoints are charged, as any request would charge them.
+		var resets = state("resetting-shadow", "127.0.0.1:" + resettingShadow.port());
+		assertThat(resets.ejections() + resets.consecutiveFailures()).isPositive();
+		var fails = state("failing-shadow", "127.0.0.1:" + failingShadow.port());
+		assertThat(fails.ejections() + fails.consecutiveFailures()).as("500s charged to the shadow's endpoint")
+			.isPositive();
 	}
 
 	@Test
@@ -216,20 +231,37 @@ class MirrorIT extends GatewayIntegrationTest {
 		assertThat(ready("unposted").mirror().matchedCounter().sum()).isZero();
 	}
 
+	@Test
+	void aMirrorWaitingForABodyThePrimaryNeverReadsGivesItsPlaceBack() {
+		for (int i = 0; i < 70; i++) {
+			assertThat(this.client.send("POST", "/nowhere/orders", "{\"order\":1}").status()).isEqualTo(503);
+		}
+		MirrorState state = ready("nowhere").mirror();
+		await().atMost(Duration.ofSeconds(5)).until(() -> state.failedCounter().sum() == 70);
+		assertThat(state.inFlight()).isZero();
+		assertThat(state.droppedCounter().sum()).as("more than max-concurrent of them, none dropped").isZero();
+	}
+
 	/**
-	 * Runs 16 closed-loop clients on {@code path} for {@code duration}, after a warm-up
-	 * of two seconds.
+	 * Runs 16 closed-loop clients for {@code rounds} rounds of {@code round} on each of
+	 * two paths in turn, after a warm-up on both, and returns each path's answers pooled
+	 * over its rounds: whatever else the machine does in the meantime falls on both.
 	 */
-	private Run run(String path, Duration duration) {
+	private Map<String, Run> interleaved(String first, String second, int rounds, Duration round) {
 		AtomicBoolean measuring = new AtomicBoolean();
 		AtomicBoolean running = new AtomicBoolean(true);
-		java.util.Queue<Long> latencies = new java.util.concurrent.ConcurrentLinkedQueue<>();
+		java.util.concurrent.atomic.AtomicReference<String> path = new java.util.concurrent.atomic.AtomicReference<>(
+				first);
+		Map<String, java.util.Queue<Long>> latencies = Map.of(first, new java.util.concurrent.ConcurrentLinkedQueue<>(),
+				second, new java.util.concurrent.ConcurrentLinkedQueue<>());
 		AtomicInteger errors = new AtomicInteger();
 		var traffic = Flux.range(0, 16).flatMap((lane) -> Mono.defer(() -> {
+			String sent = path.get();
+			boolean counted = measuring.get();
 			long start = System.nanoTime();
-			return this.client.get(path, Map.of()).doOnNext((answer) -> {
-				if (measuring.get()) {
-					latencies.add(System.nanoTime() - start);
+			return this.client.get(sent, Map.of()).doOnNext((answer) -> {
+				if (counted) {
+					latencies.get(sent).add(System.nanoTime() - start);
 					if (answer.status() != 200) {
 						errors.incrementAndGet();
 					}
@@ -237,18 +269,30 @@ class MirrorIT extends GatewayIntegrationTest {
 			});
 		}).repeat(running::get), 16).subscribe();
 		try {
-			sleepFor(Duration.ofSeconds(2));
+			for (int i = 0; i < 4; i++) {
+				path.set((i % 2 == 0) ? first : second);
+				sleepFor(Duration.ofSeconds(1));
+			}
 			measuring.set(true);
-			sleepFor(duration);
+			for (int i = 0; i < rounds * 2; i++) {
+				path.set((i % 2 == 0) ? first : second);
+				sleepFor(round);
+			}
 			measuring.set(false);
 		}
 		finally {
 			running.set(false);
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight(path.replace("/", "")) == 0);
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> inFlight(first.replace("/", "")) == 0 && inFlight(second.replace("/", "")) == 0);
 		traffic.dispose();
-		long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-		return new Run(sorted[(int) Math.ceil(sorted.length * 0.99) - 1] / 1e6, sorted.length, errors.get());
+		Map<String, Run> runs = new java.util.HashMap<>();
+		latencies.forEach((sent, measured) -> {
+			long[] sorted = measured.stream().mapToLong(Long::longValue).sorted().toArray();
+			runs.put(sent,
+					new Run(sorted[(int) Math.ceil(sorted.length * 0.99) - 1] / 1e6, sorted.length, errors.get()));
+		});
+		return runs;
 	}
 
 	/**

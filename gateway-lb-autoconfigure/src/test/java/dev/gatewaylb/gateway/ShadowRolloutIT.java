@@ -2,6 +2,7 @@ package dev.gatewaylb.gateway;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutTrack;
@@ -61,27 +62,33 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 	@Test
 	void aTargetWhoseMirroredAnswersDifferIsRolledBackBeforeAnyClientReachesIt() {
 		assertThat(status("broken").state()).isEqualTo(Rollout.State.SHADOWING);
-		for (int i = 0; i < 50; i++) {
+		AtomicInteger sent = new AtomicInteger();
+		// Requests until the stage has judged: 50 compared answers at least.
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
 			GatewayClient.Answer answer = this.client.getNow("/broken/");
+			sent.incrementAndGet();
 			assertThat(answer.status()).isEqualTo(200);
-			assertThat(answer.backend()).as("request %d", i).isEqualTo("stable");
-		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> status("broken").state() == Rollout.State.ROLLED_BACK);
-		assertThat(status("broken").reason()).startsWith("mismatch rate 1.0000 of 50 mirrored answers");
-		assertThat(brokenCanary.requests()).as("mirrored requests only").isEqualTo(50);
+			assertThat(answer.backend()).as("request %d", sent.get()).isEqualTo("stable");
+			return status("broken").state() == Rollout.State.ROLLED_BACK;
+		});
+		assertThat(sent.get()).isGreaterThanOrEqualTo(50);
+		assertThat(status("broken").reason()).startsWith("mismatch rate 1.0000 of ")
+			.contains("mirrored answers in the shadow stage");
+		int mirrored = brokenCanary.requests();
+		assertThat(mirrored).as("mirrored requests only").isBetween(50, sent.get());
 		for (int i = 0; i < 20; i++) {
 			assertThat(this.client.getNow("/broken/").backend()).isEqualTo("stable");
 		}
-		assertThat(brokenCanary.requests()).as("no mirror once rolled back").isEqualTo(50);
+		assertThat(brokenCanary.requests()).as("no mirror once rolled back").isEqualTo(mirrored);
 	}
 
 	@Test
 	void aTargetWhoseMirroredAnswersMatchMovesToItsFirstStep() {
 		assertThat(status("good").state()).isEqualTo(Rollout.State.SHADOWING);
-		for (int i = 0; i < 50; i++) {
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
 			assertThat(this.client.getNow("/good/").backend()).isEqualTo("stable");
-		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> status("good").state() == Rollout.State.PROGRESSING);
+			return status("good").state() == Rollout.State.PROGRESSING;
+		});
 		assertThat(status("good").percent()).isEqualTo(10);
 		int canary = 0;
 		for (int i = 0; i < 400; i++) {

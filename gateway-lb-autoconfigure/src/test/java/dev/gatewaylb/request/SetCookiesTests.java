@@ -29,6 +29,12 @@ class SetCookiesTests {
 			JSESSIONID=x; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=60    | SET
 			JSESSIONID=x; Max-Age=0; Expires=Sun, 06 Dec 2026 12:00:00 GMT     | EXPIRED
 			JSESSIONID=x; Expires=not a date                                   | SET
+			JSESSIONID=x; Expires=Thu, 01-Jan-1970 00:00:10 GMT                | EXPIRED
+			JSESSIONID=x; Expires=Mon, 01 Jan 1970 00:00:00 GMT                | EXPIRED
+			JSESSIONID=x; expires=Sunday, 06-Dec-26 12:00:00 GMT               | SET
+			JSESSIONID=x; Expires=Wed Dec 2 10:00:00 2026                      | EXPIRED
+			JSESSIONID=x; Expires=Thu, 30 Feb 1970 00:00:00 GMT                | SET
+			JSESSIONID=x; Expires=Thu, 01 Jan 1970 25:00:00 GMT                | SET
 			JSESSIONID=x; Max-Age=soon                                         | SET
 			JSESSIONID=x; Max-Age=                                             | SET
 			JSESSIONID=x; Max-Age=-                                            | SET

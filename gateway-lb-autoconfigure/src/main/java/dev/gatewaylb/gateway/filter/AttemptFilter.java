@@ -1,6 +1,9 @@
 package dev.gatewaylb.gateway.filter;
 
 import java.net.URI;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.runtime.SplitCounters;
@@ -11,6 +14,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
@@ -39,8 +43,43 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	 */
 	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
 			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404) {
+		this(settings, runtimes, affinity, splitCounters, rollouts, use404, List::of);
+	}
+
+	/**
+	 * Creates the filter.
+	 * @param settings the settings in force
+	 * @param runtimes every service's runtime
+	 * @param affinity mints affinity cookie values
+	 * @param splitCounters counts each split's requests per target
+	 * @param rollouts the splits' rollouts
+	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
+	 * 503
+	 * @param headersFilters the gateway's request header filters, asked when a request is
+	 * mirrored (late: they are beans that may need this filter's)
+	 */
+	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
+			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404,
+			Supplier<List<HttpHeadersFilter>> headersFilters) {
 		this.services = new ProxyServices(settings, runtimes, new SplitRouting(affinity, splitCounters, rollouts),
-				use404);
+				use404, once(headersFilters));
+	}
+
+	/**
+	 * Returns a supplier that asks {@code supplier} once, at its first call, and keeps
+	 * the answer: a mirrored request must not look a bean up.
+	 */
+	private static <T> Supplier<T> once(Supplier<T> supplier) {
+		AtomicReference<T> answer = new AtomicReference<>();
+		return () -> {
+			T value = answer.get();
+			if (value == null) {
+				// Two first calls at once ask twice, and keep the same beans.
+				value = supplier.get();
+				answer.set(value);
+			}
+			return value;
+		};
 	}
 
 	@Override

@@ -104,6 +104,11 @@ final class ExchangeLease {
 	 */
 	void mirror(Mirror mirror) {
 		this.mirror = mirror;
+		if (this.current == CLOSED) {
+			// The exchange ended while the mirror was being made (a first request that
+			// waited for its service, then a client gone): close() missed it.
+			mirror.primaryEnded();
+		}
 	}
 
 	/**

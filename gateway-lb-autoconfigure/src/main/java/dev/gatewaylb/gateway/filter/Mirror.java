@@ -3,7 +3,9 @@ package dev.gatewaylb.gateway.filter;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Set;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32C;
@@ -20,7 +22,9 @@ import io.netty.handler.codec.http.HttpMethod;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
+import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -49,13 +53,12 @@ import org.springframework.web.server.ServerWebExchange;
  */
 final class Mirror {
 
+	private static final System.Logger logger = System.getLogger(Mirror.class.getName());
+
 	/**
-	 * Headers the mirror does not copy: those of one connection (RFC 9110 section 7.6.1),
-	 * and those the shadow's own request sets.
+	 * The settings of each rollout target's shadow stage, made once per target.
 	 */
-	private static final Set<String> NOT_COPIED = Set.of("connection", "keep-alive", "proxy-connection",
-			"proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host",
-			"content-length");
+	private static final Map<String, MirrorSettings> SHADOW_STAGES = new ConcurrentHashMap<>();
 
 	private final ProxiedExchange owner;
 
@@ -75,6 +78,17 @@ final class Mirror {
 
 	private final AtomicBoolean primaryEnded = new AtomicBoolean();
 
+	/**
+	 * Set once the shadow's side has begun: sent, or given up before it could be.
+	 */
+	private final AtomicBoolean shadowBegun = new AtomicBoolean();
+
+	/**
+	 * The request's headers for the shadow, as the gateway's header filters make them for
+	 * the primary: taken when the exchange starts.
+	 */
+	private final HttpHeaders headers;
+
 	private final boolean compareBodies;
 
 	/**
@@ -90,7 +104,13 @@ final class Mirror {
 
 	private long primaryLength;
 
-	private boolean primaryBodyEnded;
+	private volatile boolean primaryBodyEnded;
+
+	/**
+	 * Whether the primary's answer was written as a stream of flushed chunks, whose body
+	 * the gateway does not see chunk by chunk: compared by status only.
+	 */
+	private volatile boolean primaryStreamed;
 
 	// The shadow's side: written on its connection's event loop before it arrives.
 
@@ -103,8 +123,9 @@ final class Mirror {
 	private volatile boolean timedOut;
 
 	private Mirror(ProxiedExchange owner, MirrorState state, MirrorSettings settings, ServiceRuntime shadow,
-			HttpMethod method, String path, @Nullable RolloutTrack shadowStage) {
+			HttpMethod method, String path, HttpHeaders headers, @Nullable RolloutTrack shadowStage) {
 		this.owner = owner;
+		this.headers = headers;
 		this.shadowStage = shadowStage;
 		this.state = state;
 		this.settings = settings;
@@ -134,7 +155,9 @@ final class Mirror {
 		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
 		String method = request.getMethod().name();
-		if (!settings.methods().contains(method) || !chosen(request.getId(), settings.percent())) {
+		if (!settings.methods().contains(method) || !chosen(request.getId(), settings.percent())
+				|| "websocket".equalsIgnoreCase(request.getHeaders().getUpgrade())) {
+			// A WebSocket session is not a request to replay.
 			return null;
 		}
 		MirrorState state = primary.mirror();
@@ -152,8 +175,15 @@ final class Mirror {
 		if (!state.tryAcquire(settings.maxConcurrent())) {
 			return null;
 		}
+		// The headers the primary's request goes out with (hop-by-hop ones removed,
+		// X-Forwarded-* added), less what the shadow's own request sets.
+		HttpHeaders filtered = new HttpHeaders();
+		filtered.putAll(HttpHeadersFilter.filterRequest(owner.services().headersFilters().get(), exchange));
+		filtered.remove(HttpHeaders.HOST);
+		filtered.remove(HttpHeaders.CONTENT_LENGTH);
+		filtered.remove(HttpHeaders.TRANSFER_ENCODING);
 		Mirror mirror = new Mirror(owner, state, settings, shadow, HttpMethod.valueOf(method),
-				request.getPath().value(), shadowStage);
+				request.getPath().value(), filtered, shadowStage);
 		owner.lease().mirror(mirror);
 		if (!body) {
 			mirror.send(null);
@@ -165,15 +195,17 @@ final class Mirror {
 	}
 
 	/**
-	 * Returns the mirroring of a rollout's shadow stage: every request of the split's
-	 * methods without a body or with one up to 64 KB, GET and HEAD, the status compared,
-	 * at most 64 in flight.
+	 * Returns the mirroring of a rollout's shadow stage: every GET and HEAD of the split,
+	 * the status compared, at most 64 in flight.
 	 * @param target the rollout's target
 	 * @return the settings
 	 */
 	static MirrorSettings shadowStage(String target) {
-		return new MirrorSettings(target.toLowerCase(Locale.ROOT), 100, MirrorSettings.NONE.maxConcurrent(),
-				MirrorSettings.NONE.maxBodyBytes(), MirrorSettings.Compare.STATUS, MirrorSettings.NONE.methods());
+		// Bounded by the rollouts' targets.
+		return SHADOW_STAGES.computeIfAbsent(target,
+				(key) -> new MirrorSettings(key.toLowerCase(Locale.ROOT), 100, MirrorSettings.NONE.maxConcurrent(),
+						MirrorSettings.NONE.maxBodyBytes(), MirrorSettings.Compare.STATUS,
+						MirrorSettings.NONE.methods()));
 	}
 
 	/**
@@ -221,41 +253,85 @@ final class Mirror {
 	}
 
 	/**
-	 * Notes that the primary's exchange is over, whatever its end: its side arrives.
+	 * Notes that the primary's answer is written as a stream of flushed chunks.
+	 */
+	void primaryStreamed() {
+		this.primaryStreamed = true;
+	}
+
+	/**
+	 * Notes that the primary's exchange is over, whatever its end: its side arrives. A
+	 * shadow that has not begun by then never will (the primary answered before it read
+	 * the body the mirror waits for): its side is given up, its place given back.
 	 */
 	void primaryEnded() {
 		if (this.primaryEnded.compareAndSet(false, true)) {
+			giveUpShadow();
 			arrive();
 		}
 	}
 
 	/**
+	 * Gives the shadow's side up if it has not begun: its place back, its arrival.
+	 */
+	private void giveUpShadow() {
+		if (this.shadowBegun.compareAndSet(false, true)) {
+			this.shadowStatus = -1;
+			shadowEnded();
+		}
+	}
+
+	/**
 	 * Sends the mirror: picks an endpoint of the shadow, claims it, and sends the request
-	 * through the shadow's client. Never throws; what fails is the mirror's.
+	 * through the shadow's client; once, and not after the shadow's side was given up.
+	 * Never throws: what fails is the mirror's.
 	 * @param body the request's body, or {@code null} for none
 	 */
 	void send(byte @Nullable [] body) {
-		Snapshot<Member> snapshot = this.shadow.snapshot();
-		int index = snapshot.select(null);
-		if (index < 0) {
-			shadowEnded();
+		if (!this.shadowBegun.compareAndSet(false, true)) {
 			return;
 		}
-		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), this.shadow,
-				snapshot.value(index), this.lease, false, 0, null, -1);
-		this.lease.hold(attempt);
-		HttpHeaders headers = this.owner.exchange().getRequest().getHeaders();
-		Flux<Integer> answer = this.shadow.upstream().client().headers((out) -> headers.forEach((name, values) -> {
-			if (!NOT_COPIED.contains(name.toLowerCase(Locale.ROOT))) {
-				out.add(name, values);
+		Attempt attempt = null;
+		try {
+			Snapshot<Member> snapshot = this.shadow.snapshot();
+			int index = snapshot.select(null);
+			if (index < 0) {
+				this.shadowStatus = -1;
+				shadowEnded();
+				return;
 			}
-		}))
+			attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), this.shadow, snapshot.value(index),
+					this.lease, false, 0, null, -1);
+			this.lease.hold(attempt);
+			send(attempt, body);
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.WARNING, "Could not mirror a request to " + this.shadow.id(), ex);
+			if (attempt != null) {
+				attempt.end(Outcome.Kind.CANCELLED);
+			}
+			this.lease.close();
+			this.shadowStatus = -1;
+			shadowEnded();
+		}
+	}
+
+	private void send(Attempt attempt, byte @Nullable [] body) {
+		Flux<Integer> answer = this.shadow.upstream()
+			.client()
+			.headers((out) -> this.headers.forEach(out::add))
 			.request(this.method)
 			.uri(this.owner.endpointUrl(attempt.member()))
 			.send((request, out) -> (body != null) ? out.sendByteArray(Mono.just(body)) : out)
 			.response((response, content) -> {
-				this.shadowStatus = response.status().code();
-				return content.doOnNext(this::shadowBody).then(Mono.just(this.shadowStatus));
+				int status = response.status().code();
+				this.shadowStatus = status;
+				// Charged now, as the owner charges a failure status at the primary's
+				// headers: the attempt's end may be ours before the connection's.
+				if (Outcome.ofStatus(status, attempt.countsAsFailure(status)) == Outcome.Kind.SERVER_ERROR) {
+					attempt.settle(Outcome.Kind.SERVER_ERROR);
+				}
+				return content.doOnNext(this::shadowBody).then(Mono.just(status));
 			})
 			.contextWrite(attempt.context());
 		Duration deadline = this.shadow.settings().upstream().responseTimeout();
@@ -269,13 +345,18 @@ final class Mirror {
 			}));
 		}
 		answer.doFinally((signal) -> {
-			// The client ends the attempt on its connection's events; what it has not
-			// settled by now was given up by us.
-			attempt.end(Outcome.Kind.CANCELLED);
-			this.lease.close();
-			if (this.timedOut || signal != reactor.core.publisher.SignalType.ON_COMPLETE) {
+			int status = this.shadowStatus;
+			if (signal == SignalType.ON_COMPLETE && !this.timedOut && status >= 0) {
+				// The whole answer: charged by its status (the connection's own end may
+				// come later and finds it settled).
+				attempt.end(Outcome.ofStatus(status, attempt.countsAsFailure(status)));
+			}
+			else {
+				// Failed (settled by the error, below) or cancelled by us.
+				attempt.end(Outcome.Kind.CANCELLED);
 				this.shadowStatus = -1;
 			}
+			this.lease.close();
 			shadowEnded();
 		}).subscribe(null, (error) -> attempt.end(Outcome.classify(attempt.phase(), error)));
 	}
@@ -306,9 +387,17 @@ final class Mirror {
 
 	private void compare() {
 		int primary = this.primaryStatus;
-		int shadow = this.shadowStatus;
-		if (primary < 0 || shadow < 0 || (this.compareBodies && !this.primaryBodyEnded)) {
-			// No answer from the shadow, or none from the primary to compare it with.
+		RolloutTrack stage = this.shadowStage;
+		// After a time-out the shadow's fields may still be written on its connection's
+		// event loop: they are not read then.
+		int shadow = this.timedOut ? -1 : this.shadowStatus;
+		if (primary < 0 || shadow < 0 || (this.compareBodies && !this.primaryBodyEnded && !this.primaryStreamed)) {
+			// No answer from the shadow, or none from the primary to compare it with. A
+			// shadow stage counts a shadow that gave no answer as a mismatch: a target
+			// that cannot answer must not wait there for ever.
+			if (stage != null && primary >= 0 && shadow < 0) {
+				stage.shadowAnswered(true);
+			}
 			this.state.failed();
 			return;
 		}
@@ -317,9 +406,9 @@ final class Mirror {
 			return;
 		}
 		boolean statusDiffers = primary / 100 != shadow / 100;
-		boolean bodyDiffers = !statusDiffers && this.compareBodies && (this.primaryLength != this.shadowLength
-				|| this.primaryDigest.getValue() != this.shadowDigest.getValue());
-		RolloutTrack stage = this.shadowStage;
+		boolean bodyDiffers = !statusDiffers && this.compareBodies && !this.primaryStreamed
+				&& (this.primaryLength != this.shadowLength
+						|| this.primaryDigest.getValue() != this.shadowDigest.getValue());
 		if (stage != null) {
 			stage.shadowAnswered(statusDiffers || bodyDiffers);
 		}
@@ -338,48 +427,48 @@ final class Mirror {
 	 */
 	private static final class CopiedBody extends ServerHttpRequestDecorator {
 
-		private final byte[] copy;
+		private final int length;
 
 		private final Mirror mirror;
 
-		private int copied;
+		/**
+		 * The copy so far: grown as bytes arrive, up to the declared length, so that a
+		 * declared length alone allocates nothing.
+		 */
+		private byte[] copy = new byte[0];
 
-		private final AtomicBoolean settled = new AtomicBoolean();
+		private int copied;
 
 		CopiedBody(ServerHttpRequest delegate, int length, Mirror mirror) {
 			super(delegate);
-			this.copy = new byte[length];
+			this.length = length;
 			this.mirror = mirror;
 		}
 
 		@Override
 		public Flux<DataBuffer> getBody() {
 			return super.getBody().doOnNext(this::copy).doOnComplete(() -> {
-				if (this.copied != this.copy.length) {
+				if (this.copied != this.length) {
 					// Shorter than it declared: nothing whole to mirror.
-					abandon();
+					this.mirror.giveUpShadow();
 				}
-				else if (this.settled.compareAndSet(false, true)) {
-					this.mirror.send(this.copy);
+				else {
+					this.mirror
+						.send((this.copy.length == this.length) ? this.copy : Arrays.copyOf(this.copy, this.length));
 				}
-			}).doOnError((error) -> abandon()).doOnCancel(this::abandon);
+			}).doOnError((error) -> this.mirror.giveUpShadow()).doOnCancel(this.mirror::giveUpShadow);
 		}
 
 		private void copy(DataBuffer buffer) {
-			int length = Math.min(buffer.readableByteCount(), this.copy.length - this.copied);
+			int length = Math.min(buffer.readableByteCount(), this.length - this.copied);
 			if (length > 0) {
+				if (this.copied + length > this.copy.length) {
+					this.copy = Arrays.copyOf(this.copy,
+							Math.min(this.length, Math.max(this.copied + length, this.copy.length * 2)));
+				}
 				// Read in place: the primary's read position stays where it was.
 				buffer.toByteBuffer(buffer.readPosition(), length).get(this.copy, this.copied, length);
 				this.copied += length;
-			}
-		}
-
-		/**
-		 * The primary's body broke or was let go: nothing whole to mirror.
-		 */
-		private void abandon() {
-			if (this.settled.compareAndSet(false, true)) {
-				this.mirror.shadowEnded();
 			}
 		}
 

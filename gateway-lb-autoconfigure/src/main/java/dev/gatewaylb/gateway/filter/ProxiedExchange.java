@@ -256,9 +256,10 @@ final class ProxiedExchange {
 		ServerWebExchangeUtils.addOriginalRequestUrl(this.exchange, this.url);
 		RolloutTrack shadowStage = this.shadowStage;
 		MirrorSettings mirror = runtime.settings().mirror();
-		if (shadowStage != null) {
-			// A rollout's shadow stage mirrors to its target; the service's own mirror,
-			// if it has one, waits for the stage to end (one mirror per request).
+		if (shadowStage != null && !runtime.id().equalsIgnoreCase(shadowStage.plan().target())) {
+			// A rollout's shadow stage mirrors to its target (never the target to itself,
+			// as a request routed just as the stage ended would); the service's own
+			// mirror, if it has one, waits for the stage to end (one mirror per request).
 			this.mirror = Mirror.start(this, runtime, Mirror.shadowStage(shadowStage.plan().target()), shadowStage);
 		}
 		else if (mirror.enabled()) {
@@ -417,11 +418,14 @@ final class ProxiedExchange {
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(runtime) : null;
 		EndpointCookie affinityCookie = runtime.affinityCookie();
 		int index = (affinityCookie != null && this.affinity == null) ? follow(runtime, snapshot, affinityCookie) : -1;
+		if (index < 0 && this.firstTried != null && snapshot.drawsLevels()) {
+			// A retry with localities: another endpoint of the level of the one tried
+			// last, then of the next levels, not a fresh draw of a level.
+			index = snapshot.selectAvoiding(this::tried, lastTried());
+		}
 		if (index < 0) {
 			index = snapshot.select(key);
 			if (index >= 0 && this.firstTried != null && tried(snapshot.endpoint(index).address())) {
-				// Another endpoint of the level of the one tried last, then of the next
-				// levels.
 				int untried = snapshot.selectAvoiding(this::tried, lastTried());
 				index = (untried >= 0) ? untried : index;
 			}
@@ -524,9 +528,13 @@ final class ProxiedExchange {
 				outcome = AffinityOutcome.MOVED;
 			}
 			setAffinityCookie(runtime.settings().affinity(), cookie, answered, outcome);
+			if (outcome == AffinityOutcome.FOLLOWED && followed != null) {
+				followed.followed();
+			}
 		}
-		if (outcome == AffinityOutcome.FOLLOWED && followed != null) {
-			followed.followed();
+		else if (outcome == AffinityOutcome.FOLLOWED && followed != null && !followed.address().equals(lastTried())) {
+			// The gateway answered, after a retry left the session's endpoint.
+			outcome = AffinityOutcome.MOVED;
 		}
 		runtime.counters().affinity(outcome).increment();
 	}
@@ -542,10 +550,18 @@ final class ProxiedExchange {
 		if (learn != null) {
 			SetCookies.Change change = SetCookies.of(response.getHeaders().get(HttpHeaders.SET_COOKIE), learn,
 					Instant.now());
-			if (change == SetCookies.Change.EXPIRED && outcome != AffinityOutcome.NEW) {
-				response.addCookie(attributes.toExpiredCookie());
+			if (change == SetCookies.Change.EXPIRED) {
+				if (outcome != AffinityOutcome.NEW) {
+					response.addCookie(attributes.toExpiredCookie());
+				}
+				return;
 			}
-			if (change != SetCookies.Change.SET) {
+			// A session is one the answer starts, or one the request carries: a session
+			// kept in a store the endpoints share still needs its new endpoint named
+			// when it moved, and its cookie signed with the current secret.
+			boolean session = change == SetCookies.Change.SET || carries(learn);
+			if (!session || (change != SetCookies.Change.SET && outcome == AffinityOutcome.FOLLOWED
+					&& !this.previousSecret)) {
 				return;
 			}
 		}
@@ -556,6 +572,19 @@ final class ProxiedExchange {
 		String value = cookie.sign(EndpointCookie.endpointId(answered.member().endpoint().address()));
 		response.addCookie(attributes.toResponseCookie(value,
 				SplitRouting.cameOverHttps(request, request.getRemoteAddress(), this.settings.trustedProxies())));
+	}
+
+	/**
+	 * Returns whether the request carries a cookie of that name.
+	 */
+	private boolean carries(String name) {
+		List<String> lines = this.exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE);
+		for (int i = 0; lines != null && i < lines.size(); i++) {
+			if (Cookies.bounds(lines.get(i), name) != Cookies.ABSENT) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

@@ -1,7 +1,12 @@
 package dev.gatewaylb.gateway.filter;
 
+import java.util.List;
+import java.util.function.Supplier;
+
 import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
 import dev.gatewaylb.gateway.settings.LiveSettings;
+
+import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 
 /**
  * What every proxied exchange needs from the gateway, shared by all of them: the settings
@@ -12,6 +17,9 @@ import dev.gatewaylb.gateway.settings.LiveSettings;
  * @param runtimes every service's runtime
  * @param splits chooses a split's target
  * @param use404 whether a service without an endpoint to pick answers 404 instead of 503
+ * @param headersFilters the gateway's request header filters, which a mirrored request's
+ * headers go through as the primary's do
  */
-record ProxyServices(LiveSettings settings, ServiceRuntimes runtimes, SplitRouting splits, boolean use404) {
+record ProxyServices(LiveSettings settings, ServiceRuntimes runtimes, SplitRouting splits, boolean use404,
+		Supplier<List<HttpHeadersFilter>> headersFilters) {
 }

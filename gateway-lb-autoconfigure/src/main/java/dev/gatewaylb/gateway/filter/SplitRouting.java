@@ -77,15 +77,16 @@ final class SplitRouting {
 		// split without a rollout has one layout, the split itself.
 		RolloutTrack rollout = this.rollouts.track(split.split().name(), split.rollout());
 		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
-		if (rollout != null && rollout.shadowing()) {
-			// The target gets none of the traffic (the layout gives it 0%) but a mirror
-			// of it, which its shadow stage judges.
-			owner.shadowFor(rollout);
-		}
 		int target = overridden(request, split, owner);
 		boolean chosen = target < 0;
 		if (chosen) {
 			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
+		}
+		if (rollout != null && chosen && rollout.shadowing()) {
+			// The target gets none of the split's traffic (the layout gives it 0%) but a
+			// mirror of it, which its shadow stage judges; a tester's override is not
+			// the split's traffic.
+			owner.shadowFor(rollout);
 		}
 		String service = choice.targets().get(target).service();
 		this.counters.increment(choice.name(), service);

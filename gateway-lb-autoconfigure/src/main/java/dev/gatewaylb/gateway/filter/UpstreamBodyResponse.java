@@ -78,6 +78,11 @@ final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+		Mirror mirror = this.lease.mirror();
+		if (mirror != null) {
+			// Its chunks go by inside publishers the watcher does not open.
+			mirror.primaryStreamed();
+		}
 		// A stream of flushed chunks: its end is the outer publisher's completion.
 		return super.writeAndFlushWith(new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this, -1));
 	}

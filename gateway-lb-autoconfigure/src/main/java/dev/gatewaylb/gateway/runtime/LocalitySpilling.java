@@ -6,6 +6,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 import dev.gatewaylb.balance.EndpointState;
 import dev.gatewaylb.balance.LoadAwareSpill;
@@ -63,7 +64,7 @@ final class LocalitySpilling {
 
 	private void evaluate() {
 		List<ServiceRuntime> all = this.runtimes.get();
-		this.services.keySet().retainAll(all.stream().map(ServiceRuntime::id).toList());
+		this.services.keySet().retainAll(all.stream().map(ServiceRuntime::id).collect(Collectors.toSet()));
 		this.separately.forEach(all, ServiceRuntime::id, this::evaluate);
 	}
 

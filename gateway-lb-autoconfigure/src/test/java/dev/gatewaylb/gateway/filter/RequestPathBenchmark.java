@@ -232,7 +232,7 @@ public class RequestPathBenchmark {
 					() -> FleetDecisions.NONE);
 			this.services = new ProxyServices(settings, this.runtimes,
 					new SplitRouting(new AffinityCookie(System::currentTimeMillis, 42), new SplitCounters(), rollouts),
-					false);
+					false, java.util.List::of);
 			Snapshot<Member> snapshot = this.runtimes.find(SERVICE).snapshot();
 			if (snapshot.size() != this.endpoints) {
 				throw new IllegalStateException("service " + SERVICE + " is not ready");
