@@ -2,8 +2,8 @@
 # Load benchmarks of gateway-lb on loopback (docs/benchmarks.md). Real processes, bounded
 # in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
 #
-#   benchmarks/load/run.sh [all|throughput|slow|tail|overload]   (default: all; tail and
-#                                                       overload are separate)
+#   benchmarks/load/run.sh [all|throughput|slow|tail|overload|locality|mirror]
+#                         (default: all; tail, overload, locality and mirror are separate)
 #   benchmarks/load/run.sh --unpinned [throughput]        (the unpinned comparison, below)
 #
 # Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
@@ -53,6 +53,49 @@
 #   of the requests sent, the requests given up, each endpoint's limit after the run, and
 #   goodput and p99 against (b)'s. Needs neither wrk nor nginx; 6 to 7 minutes on a quiet
 #   machine.
+# locality: zones (issue 23). Six worker backends (WorkerBackend, one JVM), each
+#   LOCALITY_WORKERS workers x LOCALITY_SERVICE_MS: three in zone-a, the gateway's
+#   (spring.cloud.loadbalancer.zone), three in zone-b whose answers leave LOCALITY_HOP_MS
+#   later without holding a worker (a zone hop: latency, not work). Why 2 workers x 10 ms:
+#   a capacity that load can exceed (a backend that serves any number at once never
+#   queues, and no balancer would need to leave its zone), and three client counts on
+#   either side of it: zone-a serves 6 requests at a time (600/s), both zones 12; 4 clients
+#   fit in zone-a (the low load, where requests should stay local), 16 are 2.7x zone-a's
+#   and 1.3x both zones', 64 exceed both (5.3x zone-a). One worker would have put 4
+#   clients past zone-a already. Routes and services from a generated
+#   $WORK/locality.properties (instance metadata zone: zone-a / zone-b). Rows, for each
+#   client count of LOCALITY_CONNECTIONS: (b) the plain gateway with Spring Cloud
+#   LoadBalancer's strict zone preference (spring.cloud.loadbalancer.clients.<service>.
+#   configurations=zone-preference: its ZonePreferenceServiceInstanceListSupplier, which
+#   keeps the instances whose metadata zone is the gateway's while there is any); (b') the
+#   plain gateway's zone-agnostic round-robin; gateway-lb on (c), each algorithm of
+#   LOCALITY_ALGORITHMS with locality off, on with load-aware false, and on with
+#   load-aware true. Each gateway first gets LOCALITY_JIT_WARMUP s of 16 clients; each row
+#   LOCALITY_WARMUP s on its own route, then LOCALITY_DURATION s recorded, from one
+#   ClosedLoopClient (each answer counted once), once the backends have nothing queued.
+#   Prints one table per client count: requests/s, p50/p99, the local share (answers
+#   whose X-Backend header names a zone-a backend, as the client counted them), and p99
+#   against the zone-agnostic p99s of the same table ((b') and the same algorithm with
+#   locality off). Needs neither wrk nor nginx; about 7 minutes on a quiet machine.
+# mirror: traffic mirroring (issue 26), unpinned as --unpinned is. One gateway-lb JVM, the
+#   fast backend (nginx, three ports) as primary and another nginx answering the same on
+#   SHADOW_PORTS as shadow; routes and services from a generated $WORK/mirror.properties:
+#   /mirror/off/ (no mirror), /mirror/status/ and /mirror/body/ (mirror.percent
+#   MIRROR_PERCENT to shadow-status or shadow-body, mirror.compare status or body). The
+#   gateway warms up on the body row until its compiler threads go quiet (as --unpinned),
+#   then 2 x JIT_STEP s on each other row; then interleaved rounds (off, status, body...,
+#   MIRROR_ROUNDS x MIRROR_DURATION s of wrk -t1 -c$MIRROR_CONNECTIONS): requests/s,
+#   p50/p99, CPU per request (the gateway's, /proc, as --unpinned) and the mirror counts
+#   the actuator gives over the rounds (compared, mismatched, errors, dropped); ratios to
+#   off, medians of the rounds' pairs. wrk saturates the gateway, where a closed loop's
+#   latency is its connections over its throughput, so a row that costs more CPU has a
+#   higher p99 by construction; then, with MIRROR_RATE_PERCENT above 0, each row again at
+#   a fixed rate, MIRROR_RATE_PERCENT% of off's requests/s, from OpenLoopClient (2 s
+#   unrecorded, MIRROR_RATE_DURATION s recorded, MIRROR_RATE_ROUNDS interleaved rounds):
+#   the latency the primary's clients see when the gateway has room, and CPU per request
+#   (higher than at saturation: fewer requests share each wake-up of an event loop). The
+#   rate is low because the client is a JVM on the same two cores: at 25% the machine was
+#   full and users gave up. About 8 to 9 minutes.
 #
 # --unpinned: nothing is pinned; each gateway JVM runs on every core with Reactor Netty's
 #   default event loops, as a gateway is deployed. Three gateways from the same jar: (b)
@@ -87,6 +130,11 @@
 #   OVERLOAD_WARMUP=5 OVERLOAD_WARMUP_PERCENT=70 OVERLOAD_JIT_WARMUP=20
 #   OVERLOAD_LIMITS="none gradient2 vegas aimd fixed" FIXED_LIMIT=5
 #   OVERLOAD_GRADIENT2_INITIAL=8                                        overload
+#   LOCALITY_CONNECTIONS="4 16 64" LOCALITY_WORKERS=2 LOCALITY_SERVICE_MS=10
+#   LOCALITY_HOP_MS=2 LOCALITY_DURATION=8 LOCALITY_WARMUP=3 LOCALITY_JIT_WARMUP=20
+#   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
+#   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
+#   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
 #   WARMUP_MIN=120 WARMUP_MAX=240   a gateway warms up in 10 s steps until requests/s
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
@@ -145,12 +193,30 @@ OVERLOAD_LIMITS=${OVERLOAD_LIMITS:-"none gradient2 vegas aimd fixed"}
 # one service time behind it.
 FIXED_LIMIT=${FIXED_LIMIT:-5}
 OVERLOAD_GRADIENT2_INITIAL=${OVERLOAD_GRADIENT2_INITIAL-8}
+LOCALITY_CONNECTIONS=${LOCALITY_CONNECTIONS:-"4 16 64"}
+LOCALITY_WORKERS=${LOCALITY_WORKERS:-2}
+LOCALITY_SERVICE_MS=${LOCALITY_SERVICE_MS:-10}
+LOCALITY_HOP_MS=${LOCALITY_HOP_MS:-2}
+LOCALITY_DURATION=${LOCALITY_DURATION:-8}
+LOCALITY_WARMUP=${LOCALITY_WARMUP:-3}
+LOCALITY_JIT_WARMUP=${LOCALITY_JIT_WARMUP:-20}
+LOCALITY_ALGORITHMS=${LOCALITY_ALGORITHMS:-"round-robin peak-ewma"}
+MIRROR_PERCENT=${MIRROR_PERCENT:-100}
+MIRROR_CONNECTIONS=${MIRROR_CONNECTIONS:-64}
+MIRROR_DURATION=${MIRROR_DURATION:-12}
+MIRROR_ROUNDS=${MIRROR_ROUNDS:-5}
+MIRROR_RATE_PERCENT=${MIRROR_RATE_PERCENT:-10}
+MIRROR_RATE_DURATION=${MIRROR_RATE_DURATION:-8}
+MIRROR_RATE_ROUNDS=${MIRROR_RATE_ROUNDS:-3}
 
 BACKEND_PORTS=(18081 18082 18083)
 DELAY_PORTS=(18091 18092 18093)
 HEALTHY_PORTS=(18094 18095 18096)
 SPORADIC_PORTS=(18097 18098 18099)
 WORKER_PORTS=(18101 18102 18103)
+LOCAL_PORTS=(18111 18112 18113)
+REMOTE_PORTS=(18114 18115 18116)
+SHADOW_PORTS=(18121 18122 18123)
 TAIL_ALGORITHMS=(round-robin least-requests power-of-two-choices peak-ewma)
 # Set by the tail scenario: a second configuration file on top of gateway.yml.
 EXTRA_CONFIG=
@@ -662,11 +728,14 @@ machine_ticks() { # machine_ticks -> "BUSY TOTAL" clock ticks of all CPUs since 
 	echo "$((total - a[4] - a[5])) $total"
 }
 
-children_ticks() { # children_ticks -> user + system clock ticks of this shell's waited-for children
-	local hz line
-	hz=$(getconf CLK_TCK)
-	line=$(times | tail -1)
-	awk -v hz="$hz" '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } printf "%.0f", t * hz }' <<<"$line"
+# children_ticks: sets CHILDREN_TICKS to the user + system clock ticks of this shell's
+# waited-for children (the load client). Called as a command, never in $(...) or a pipe:
+# those run in a new process, whose children's times start at zero (before, "others"
+# counted the load client's CPU for that reason).
+CHILDREN_TICKS=0
+children_ticks() {
+	times >"$WORK/times.out"
+	CHILDREN_TICKS=$(awk -v hz="$(getconf CLK_TCK)" 'END { t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } printf "%.0f", t * hz }' "$WORK/times.out")
 }
 
 # unpinned_run URL SECONDS PID -> "RESULT ... busy=N cpu=MICROS jit=PERCENT others=PERCENT"
@@ -681,12 +750,14 @@ unpinned_run() {
 	jit0=$(compiler_ticks "$pid")
 	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
 	m0=$(machine_ticks)
-	w0=$(children_ticks)
+	children_ticks
+	w0=$CHILDREN_TICKS
 	local t0 t1
 	t0=$(date +%s%N)
 	wrk -t1 -c"$UNPINNED_CONNECTIONS" -d"$seconds"s --timeout 10s -s "$LOAD/report.lua" "$url" >"$out"
 	t1=$(date +%s%N)
-	w1=$(children_ticks)
+	children_ticks
+	w1=$CHILDREN_TICKS
 	m1=$(machine_ticks)
 	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
 	jit1=$(compiler_ticks "$pid")
@@ -897,10 +968,10 @@ overload_capacity() { echo $((3 * OVERLOAD_WORKERS * 1000 / OVERLOAD_SERVICE_MS)
 
 # Waits (at most 60 s) until the worker backends have nothing queued or in service: the
 # requests a row gave up on are still in their queues, and would be the next row's wait.
-backends_idle() {
-	local stats=
+backends_idle() { # backends_idle [PORT]: any port of the WorkerBackend JVM (default: the overload one's)
+	local stats= port=${1:-${WORKER_PORTS[0]}}
 	for _ in $(seq 1 120); do
-		stats=$(curl -sf "http://127.0.0.1:${WORKER_PORTS[0]}/__stats") || stats=
+		stats=$(curl -sf "http://127.0.0.1:$port/__stats") || stats=
 		if [ -n "$stats" ] && awk '$3 + $4 > 0 { exit 1 }' <<<"$stats"; then
 			return 0
 		fi
@@ -920,10 +991,12 @@ open_loop_run() {
 	local out=$WORK/open-loop.out m0 m1 ours0 ours1 w0 w1
 	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
 	m0=$(machine_ticks)
-	w0=$(children_ticks)
+	children_ticks
+	w0=$CHILDREN_TICKS
 	"${LOADGEN[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.OpenLoopClient \
 		"$url" "$OVERLOAD_PATIENCE_MS" "$@" >"$out"
-	w1=$(children_ticks)
+	children_ticks
+	w1=$CHILDREN_TICKS
 	m1=$(machine_ticks)
 	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
 	local others
@@ -1037,6 +1110,358 @@ overload() {
 	done
 }
 
+# --- locality -----------------------------------------------------------------------
+
+# Writes the locality scenario's routes and services: /locality/VARIANT/ to service
+# loc-VARIANT on the six worker backends, LOCAL_PORTS with instance metadata zone: zone-a
+# (the gateway's spring.cloud.loadbalancer.zone) and REMOTE_PORTS with zone: zone-b.
+# VARIANT: warm (the gateways' JIT warm-up), sclb-strict (Spring Cloud LoadBalancer's
+# zone preference, configured for that client only: spring.cloud.loadbalancer.clients.
+# <service>.configurations, which its ZonePreferenceConfigurationCondition reads before
+# the default spring.cloud.loadbalancer.configurations), sclb (its round-robin, zone-
+# agnostic), and for each of LOCALITY_ALGORITHMS: ALGORITHM-off (no locality),
+# ALGORITHM-on (locality, load-aware false) and ALGORITHM-aware (locality, load-aware
+# true). The plain gateway ignores the gateway.lb keys; the starter balances every
+# service itself, so the sclb variants are measured on the plain gateway only.
+write_locality_config() {
+	local file=$WORK/locality.properties route=0 variant service algorithm i port zone
+	local variants=(warm sclb-strict sclb)
+	for algorithm in $LOCALITY_ALGORITHMS; do
+		variants+=("$algorithm-off" "$algorithm-on" "$algorithm-aware")
+	done
+	{
+		echo "spring.cloud.loadbalancer.zone=zone-a"
+		for variant in "${variants[@]}"; do
+			service=loc-$variant
+			i=0
+			for port in "${LOCAL_PORTS[@]}" "${REMOTE_PORTS[@]}"; do
+				zone=zone-b
+				if [ "$i" -lt "${#LOCAL_PORTS[@]}" ]; then
+					zone=zone-a
+				fi
+				echo "spring.cloud.discovery.client.simple.instances.$service[$i].uri=http://127.0.0.1:$port"
+				echo "spring.cloud.discovery.client.simple.instances.$service[$i].metadata.zone=$zone"
+				i=$((i + 1))
+			done
+			echo "spring.cloud.gateway.server.webflux.routes[$route].id=$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].uri=lb://$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/locality/$variant/**"
+			route=$((route + 1))
+			case $variant in
+				sclb-strict) echo "spring.cloud.loadbalancer.clients.$service.configurations=zone-preference" ;;
+				sclb) ;;
+				warm)
+					echo "gateway.lb.services.$service.algorithm=round-robin"
+					echo "gateway.lb.services.$service.locality.enabled=true"
+					;;
+				*-off) echo "gateway.lb.services.$service.algorithm=${variant%-off}" ;;
+				*-on)
+					echo "gateway.lb.services.$service.algorithm=${variant%-on}"
+					echo "gateway.lb.services.$service.locality.enabled=true"
+					echo "gateway.lb.services.$service.locality.load-aware=false"
+					;;
+				*-aware)
+					echo "gateway.lb.services.$service.algorithm=${variant%-aware}"
+					echo "gateway.lb.services.$service.locality.enabled=true"
+					echo "gateway.lb.services.$service.locality.load-aware=true"
+					;;
+			esac
+		done
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+# others_percent "M0" "M1" OURS -> the CPU, in % of the machine, that processes other
+# than this run's took between two machine_ticks readings, OURS being this run's ticks.
+others_percent() {
+	awk -v mb="${2% *}" -v mb0="${1% *}" -v mt="${2#* }" -v mt0="${1#* }" -v ours="$3" \
+		'BEGIN { o = (mt > mt0) ? 100 * ((mb - mb0) - ours) / (mt - mt0) : 0; printf "%.0f", (o > 0) ? o : 0 }'
+}
+
+# locality_run URL CONNECTIONS -> "RESULT ... backends=PORT:N,... busy=N others=N": one
+# ClosedLoopClient run (LOCALITY_WARMUP s unrecorded, then LOCALITY_DURATION s
+# recorded) once the worker backends have nothing queued; busy and others as in
+# open_loop_run.
+locality_run() {
+	local url=$1 connections=$2
+	backends_idle "${LOCAL_PORTS[0]}"
+	wait_quiet
+	local out=$WORK/locality.out m0 m1 ours0 ours1 w0 w1
+	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
+	m0=$(machine_ticks)
+	children_ticks
+	w0=$CHILDREN_TICKS
+	"${LOADGEN[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.ClosedLoopClient \
+		"$url" "$connections" "$LOCALITY_WARMUP" "$LOCALITY_DURATION" >"$out"
+	children_ticks
+	w1=$CHILDREN_TICKS
+	m1=$(machine_ticks)
+	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
+	echo "$(grep '^RESULT' "$out") busy=$BUSY others=$(others_percent "$m0" "$m1" $((ours1 - ours0 + w1 - w0)))"
+}
+
+local_share() { # local_share "RESULT ... backends=..." -> % of the recorded answers that came from LOCAL_PORTS
+	sed -n 's/.* backends=\([^ ]*\).*/\1/p' <<<"$1" | tr ',' '\n' |
+		awk -F: -v ports="${LOCAL_PORTS[*]}" 'BEGIN { n = split(ports, p, " "); for (i = 1; i <= n; i++) here[p[i]] = 1 }
+			NF == 2 { t += $2; if ($1 in here) s += $2 } END { if (t > 0) printf "%.1f%%", 100 * s / t; else print "-" }'
+}
+
+locality() {
+	local specs=() port
+	for port in "${LOCAL_PORTS[@]}"; do
+		specs+=("$port:$LOCALITY_WORKERS:$LOCALITY_SERVICE_MS")
+	done
+	for port in "${REMOTE_PORTS[@]}"; do
+		specs+=("$port:$LOCALITY_WORKERS:$LOCALITY_SERVICE_MS:$LOCALITY_HOP_MS")
+	done
+	log "worker backends: ${specs[*]} (port:workers:milliseconds[:hop]), the first three in zone-a"
+	start locality-backend "${SERVER[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.WorkerBackend "${specs[@]}"
+	local backend_pid=$LAST_PID
+	log "gateways: (b) plain Spring Cloud Gateway on $PLAIN_PORT, (c) with gateway-lb on $STARTER_PORT"
+	start_gateway plain "$PLAIN_PORT" --gateway.lb.enabled=false
+	PLAIN_PID=$LAST_PID
+	start_gateway starter "$STARTER_PORT"
+	STARTER_PID=$LAST_PID
+	OUR_PIDS=("$backend_pid" "$PLAIN_PID" "$STARTER_PID")
+	await "http://127.0.0.1:${LOCAL_PORTS[0]}/__stats" locality-backend
+	await "http://127.0.0.1:$PLAIN_PORT/locality/sclb/" plain
+	await "http://127.0.0.1:$STARTER_PORT/locality/warm/" starter
+	local line
+	log "JIT warm-up: ${LOCALITY_JIT_WARMUP}s of 16 clients on each gateway"
+	line=$(LOCALITY_WARMUP=0 LOCALITY_DURATION=$LOCALITY_JIT_WARMUP locality_run "http://127.0.0.1:$PLAIN_PORT/locality/sclb/" 16)
+	log "warm-up (b): $line"
+	line=$(LOCALITY_WARMUP=0 LOCALITY_DURATION=$LOCALITY_JIT_WARMUP locality_run "http://127.0.0.1:$STARTER_PORT/locality/warm/" 16)
+	log "warm-up (c): $line"
+	local connections
+	for connections in $LOCALITY_CONNECTIONS; do
+		locality_table "$connections"
+	done
+}
+
+locality_table() { # locality_table CONNECTIONS
+	local connections=$1 variant algorithm
+	local variants=(sclb-strict sclb)
+	for algorithm in $LOCALITY_ALGORITHMS; do
+		variants+=("$algorithm-off" "$algorithm-on" "$algorithm-aware")
+	done
+	local -A lines=()
+	for variant in "${variants[@]}"; do
+		local url=http://127.0.0.1:$STARTER_PORT/locality/$variant/
+		case $variant in
+			sclb*) url=http://127.0.0.1:$PLAIN_PORT/locality/$variant/ ;;
+		esac
+		lines[$variant]=$(locality_run "$url" "$connections")
+		log "locality c=$connections $variant: ${lines[$variant]}"
+	done
+	local capacity=$((${#LOCAL_PORTS[@]} * LOCALITY_WORKERS * 1000 / LOCALITY_SERVICE_MS))
+	echo
+	echo "## Localities: $connections clients (ClosedLoopClient), ${LOCALITY_DURATION}s per row after ${LOCALITY_WARMUP}s on the same route"
+	echo
+	echo "Six worker backends of $LOCALITY_WORKERS workers x $LOCALITY_SERVICE_MS ms: three in zone-a, the gateway's ($capacity requests/s, $((${#LOCAL_PORTS[@]} * LOCALITY_WORKERS)) at a time), three in zone-b whose answers leave ${LOCALITY_HOP_MS} ms later. p99 ratios against the zone-agnostic rows of this table: (b') and gateway-lb's same algorithm with locality off."
+	echo
+	echo "| gateway, balancer | locality | requests/s | p50 ms | p99 ms | local share | p99 / (b') | p99 / same algorithm, off | errors | machine busy before / others during, % |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	local line name locality off p99
+	for variant in "${variants[@]}"; do
+		line=${lines[$variant]}
+		p99=$(field p99 "$line")
+		off=-
+		case $variant in
+			sclb-strict) name="(b) plain, SCLB round-robin"; locality="zone-preference (strict)" ;;
+			sclb) name="(b') plain, SCLB round-robin"; locality="none (zone-agnostic)" ;;
+			*-off) name="(c) gateway-lb ${variant%-off}"; locality="off" ;;
+			*-on) name="(c) gateway-lb ${variant%-on}"; locality="on, load-aware false"
+				off=$(ratio "$p99" "$(field p99 "${lines[${variant%-on}-off]}")") ;;
+			*-aware) name="(c) gateway-lb ${variant%-aware}"; locality="on, load-aware true"
+				off=$(ratio "$p99" "$(field p99 "${lines[${variant%-aware}-off]}")") ;;
+		esac
+		echo "| $name | $locality | $(field rps "$line") | $(ms "$(field p50 "$line")") | $(ms "$p99") | $(local_share "$line") |" \
+			"$(ratio "$p99" "$(field p99 "${lines[sclb]}")") | $off | $(($(field errors "$line") + $(field non2xx "$line"))) |" \
+			"$(field busy "$line") / $(field others "$line") |"
+	done
+}
+
+# --- mirror -------------------------------------------------------------------------
+
+# Writes the mirror scenario's routes and services: /mirror/VARIANT/ to service
+# mirror-VARIANT on the fast backend's three ports, round-robin; VARIANT off (no
+# mirror), status and body (mirror.target shadow-VARIANT, mirror.percent MIRROR_PERCENT,
+# mirror.compare VARIANT). shadow-status and shadow-body are the shadow nginx's three
+# ports, which answer what the fast backend answers.
+write_mirror_config() {
+	local file=$WORK/mirror.properties route=0 variant service i
+	{
+		for variant in off status body; do
+			service=mirror-$variant
+			for i in 0 1 2; do
+				echo "spring.cloud.discovery.client.simple.instances.$service[$i].uri=http://127.0.0.1:${BACKEND_PORTS[$i]}"
+			done
+			echo "spring.cloud.gateway.server.webflux.routes[$route].id=$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].uri=lb://$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/mirror/$variant/**"
+			route=$((route + 1))
+			echo "gateway.lb.services.$service.algorithm=round-robin"
+			if [ "$variant" != off ]; then
+				echo "gateway.lb.services.$service.mirror.target=shadow-$variant"
+				echo "gateway.lb.services.$service.mirror.percent=$MIRROR_PERCENT"
+				echo "gateway.lb.services.$service.mirror.compare=$variant"
+				for i in 0 1 2; do
+					echo "spring.cloud.discovery.client.simple.instances.shadow-$variant[$i].uri=http://127.0.0.1:${SHADOW_PORTS[$i]}"
+				done
+				echo "gateway.lb.services.shadow-$variant.algorithm=round-robin"
+			fi
+		done
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+mirror_counts() { # mirror_counts SERVICE -> "match mismatch error dropped" from the actuator, or "0 0 0 0"
+	local body value counts=()
+	body=$(curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/gatewaylb/$1") || body=
+	for key in match mismatch error dropped; do
+		value=$(grep -o "\"mirror\":{[^}]*" <<<"$body" | grep -o "\"$key\":[0-9]*" | head -1 | cut -d: -f2) || true
+		counts+=("${value:-0}")
+	done
+	echo "${counts[*]}"
+}
+
+# mirror_rate_run URL RATE PID -> the recorded phase's RESULT line of OpenLoopClient
+# (2 s unrecorded, then MIRROR_RATE_DURATION s at RATE requests/s), with "busy=N
+# others=N cpu=MICROS": the gateway's CPU over both phases per request sent.
+mirror_rate_run() {
+	local url=$1 rate=$2 pid=$3
+	wait_quiet
+	local out=$WORK/mirror-rate.out m0 m1 ours0 ours1 w0 w1 before after
+	before=$(cpu_ticks "$pid")
+	ours0=$(cpu_ticks "${OUR_PIDS[@]}")
+	m0=$(machine_ticks)
+	children_ticks
+	w0=$CHILDREN_TICKS
+	java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.OpenLoopClient "$url" 1000 \
+		"client:$rate:2" "fixed:$rate:$MIRROR_RATE_DURATION" >"$out"
+	children_ticks
+	w1=$CHILDREN_TICKS
+	m1=$(machine_ticks)
+	ours1=$(cpu_ticks "${OUR_PIDS[@]}")
+	after=$(cpu_ticks "$pid")
+	local cpu
+	cpu=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n=$((rate * (2 + MIRROR_RATE_DURATION))) \
+		'BEGIN { printf "%.1f", t / hz * 1e6 / n }')
+	echo "$(grep ' phase=fixed ' "$out") busy=$BUSY others=$(others_percent "$m0" "$m1" $((ours1 - ours0 + w1 - w0))) cpu=$cpu"
+}
+
+mirror() {
+	# unpinned_run's connections
+	local UNPINNED_CONNECTIONS=$MIRROR_CONNECTIONS
+	start_fast_backend
+	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
+	start_nginx shadow "	server {
+		listen 127.0.0.1:${SHADOW_PORTS[0]};
+		listen 127.0.0.1:${SHADOW_PORTS[1]};
+		listen 127.0.0.1:${SHADOW_PORTS[2]};
+		location / { default_type text/plain; return 200 \"ok\n\"; }
+	}"
+	local shadow_pid=$LAST_PID
+	log "gateway: (c) with gateway-lb on $STARTER_PORT"
+	start_gateway starter "$STARTER_PORT"
+	local pid=$LAST_PID
+	await "http://127.0.0.1:${BACKEND_PORTS[0]}/" backend
+	await "http://127.0.0.1:${SHADOW_PORTS[0]}/" shadow
+	await "http://127.0.0.1:$STARTER_PORT/mirror/off/" starter
+	OUR_PIDS=("$BACKEND_PID" $(pgrep -P "$BACKEND_PID" || true) "$shadow_pid" $(pgrep -P "$shadow_pid" || true) "$pid")
+	local variants=(off status body) variant
+	local -A url=()
+	local line round
+	for variant in "${variants[@]}"; do
+		url[$variant]=http://127.0.0.1:$STARTER_PORT/mirror/$variant/
+	done
+	declare -gA WARMED=()
+	# body first: it runs all that the others run, and more.
+	warm_up_jit body "${url[body]}" "$pid"
+	for variant in status off; do
+		line=$(unpinned_run "${url[$variant]}" "$((2 * JIT_STEP))" "$pid")
+		log "warm-up $variant $((2 * JIT_STEP))s: $(field rps "$line") requests/s, compiler $(field jit "$line")% of a core"
+	done
+	local -A results=() before=() after=()
+	for variant in status body; do
+		before[$variant]=$(mirror_counts "mirror-$variant")
+	done
+	for round in $(seq 1 "$MIRROR_ROUNDS"); do
+		for variant in "${variants[@]}"; do
+			line=$(unpinned_run "${url[$variant]}" "$MIRROR_DURATION" "$pid")
+			log "round $round $variant: $line"
+			results[$variant]+="$line"$'\n'
+		done
+	done
+	for variant in status body; do
+		after[$variant]=$(mirror_counts "mirror-$variant")
+	done
+	local -A fixed=()
+	local rate=0
+	if [ "$MIRROR_RATE_PERCENT" -gt 0 ]; then
+		rate=$(field rps "${results[off]}" | median | awk -v p="$MIRROR_RATE_PERCENT" '{ printf "%d", $1 * p / 100 }')
+		for round in $(seq 1 "$MIRROR_RATE_ROUNDS"); do
+			for variant in "${variants[@]}"; do
+				line=$(mirror_rate_run "${url[$variant]}" "$rate" "$pid")
+				log "fixed rate round $round $variant: $line"
+				fixed[$variant]+="$line"$'\n'
+			done
+		done
+	fi
+
+	echo
+	echo "## Mirroring at ${MIRROR_PERCENT}%: wrk -t1 -c$MIRROR_CONNECTIONS, ${MIRROR_DURATION}s x $MIRROR_ROUNDS interleaved rounds (medians), nothing pinned, one gateway-lb JVM"
+	echo
+	echo "Primary: nginx answering \"ok\" on three ports; shadow: another nginx answering the same on three more. The gateway was warmed on the body row until its compiler threads went quiet (${WARMED[body]} s), then $((2 * JIT_STEP)) s on each other row."
+	echo
+	echo "| mirror | requests/s | p50 ms | p99 ms | CPU us/request | requests per CPU-second | errors | mirrored: compared, of them mismatched / errors / dropped | rounds: requests/s, us/request (busy before %, others during %) |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	local lines errors all mirrored requests
+	for variant in "${variants[@]}"; do
+		lines=${results[$variant]}
+		errors=$(paste <(field errors "$lines") <(field non2xx "$lines") | awk '{ s += $1 + $2 } END { print s + 0 }')
+		all=$(paste -d' ' <(field rps "$lines") <(field cpu "$lines") <(field busy "$lines") <(field others "$lines") |
+			awk '{ printf "%s%s, %s (%s, %s)", (NR > 1 ? "; " : ""), $1, $2, $3, $4 }')
+		mirrored=-
+		if [ "$variant" != off ]; then
+			requests=$(field requests "$lines" | awk '{ s += $1 } END { print s + 0 }')
+			mirrored=$(paste -d' ' <(tr ' ' '\n' <<<"${before[$variant]}") <(tr ' ' '\n' <<<"${after[$variant]}") |
+				awk -v n="$requests" '{ d[NR] = $2 - $1 } END { c = d[1] + d[2] + d[3]
+					printf "%d (%.1f%% of %d requests), %d / %d / %d", c, (n > 0) ? 100 * c / n : 0, n, d[2], d[3], d[4] }')
+		fi
+		echo "| ${variant} | $(field rps "$lines" | median) | $(ms "$(field p50 "$lines" | median)") | $(ms "$(field p99 "$lines" | median)") |" \
+			"$(field cpu "$lines" | median) | $(field cpu "$lines" | median | awk '{ printf "%.0f", ($1 > 0) ? 1e6 / $1 : 0 }') | $errors | $mirrored | $all |"
+	done
+	echo
+	echo "| ratio to off (median of the rounds' pairs, min to max) | requests/s | requests per CPU-second | p99 |"
+	echo "|---|---|---|---|"
+	for variant in status body; do
+		echo "| $variant / off | $(pair_ratios rps "${results[$variant]}" "${results[off]}") | $(pair_ratios cpu "${results[off]}" "${results[$variant]}") | $(pair_ratios p99 "${results[$variant]}" "${results[off]}") |"
+	done
+	if [ "$MIRROR_RATE_PERCENT" -gt 0 ]; then
+		echo
+		echo "## Mirroring at ${MIRROR_PERCENT}%, a fixed rate: $rate requests/s (${MIRROR_RATE_PERCENT}% of off's requests/s above), OpenLoopClient, ${MIRROR_RATE_DURATION}s x $MIRROR_RATE_ROUNDS interleaved rounds after 2s unrecorded (medians)"
+		echo
+		echo "| mirror | answered (200) | p50 ms | p90 ms | p99 ms | CPU us/request | other answers, errors, given up | rounds: p99 ms (busy before %, others during %) |"
+		echo "|---|---|---|---|---|---|---|---|"
+		for variant in "${variants[@]}"; do
+			lines=${fixed[$variant]}
+			errors=$(paste <(field other "$lines") <(field errors "$lines") <(field gaveup "$lines") <(field shed "$lines") <(field unavailable "$lines") |
+				awk '{ s += $1 + $2 + $3 + $4 + $5 } END { print s + 0 }')
+			all=$(paste -d' ' <(field p99 "$lines") <(field busy "$lines") <(field others "$lines") |
+				awk '{ printf "%s%.2f (%s, %s)", (NR > 1 ? "; " : ""), $1 / 1000, $2, $3 }')
+			echo "| $variant | $(field ok "$lines" | median) | $(ms "$(field p50 "$lines" | median)") | $(ms "$(field p90 "$lines" | median)") |" \
+				"$(ms "$(field p99 "$lines" | median)") | $(field cpu "$lines" | median) | $errors | $all |"
+		done
+		echo
+		echo "| ratio to off, fixed rate (median of the rounds' pairs, min to max) | p50 | p99 | requests per CPU-second |"
+		echo "|---|---|---|---|"
+		for variant in status body; do
+			echo "| $variant / off | $(pair_ratios p50 "${fixed[$variant]}" "${fixed[off]}") | $(pair_ratios p99 "${fixed[$variant]}" "${fixed[off]}") | $(pair_ratios cpu "${fixed[off]}" "${fixed[$variant]}") |"
+		done
+	fi
+}
+
 main() {
 	local what=${1:-all}
 	if [ "$UNPINNED" = true ]; then
@@ -1050,9 +1475,27 @@ main() {
 		return
 	fi
 	case "$what" in
-		all | throughput | slow | tail | overload) ;;
-		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload]" >&2; exit 2 ;;
+		all | throughput | slow | tail | overload | locality | mirror) ;;
+		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload|locality|mirror]" >&2; exit 2 ;;
 	esac
+	if [ "$what" = locality ]; then
+		require java curl taskset
+		write_locality_config
+		describe_machine
+		locality
+		return
+	fi
+	if [ "$what" = mirror ]; then
+		# Unpinned, as a gateway is deployed: the CPU per request is what the target is about.
+		UNPINNED=true
+		LOADGEN=()
+		SERVER=()
+		require java wrk nginx curl
+		write_mirror_config
+		describe_machine
+		mirror
+		return
+	fi
 	if [ "$what" = overload ]; then
 		require java curl taskset
 		write_overload_config

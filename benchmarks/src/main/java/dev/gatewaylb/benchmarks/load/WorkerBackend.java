@@ -1,5 +1,6 @@
 package dev.gatewaylb.benchmarks.load;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,10 +17,13 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * The backends of the overload scenario: one process, one Reactor Netty server per
- * {@code port:workers:serviceMillis} argument on 127.0.0.1, each serving like a
- * thread-pool server: {@code workers} requests at a time, each for {@code serviceMillis},
- * and a queue in front that nothing bounds. A request whose client went away keeps its
+ * The backends of the overload and locality scenarios: one process, one Reactor Netty
+ * server per {@code port:workers:serviceMillis[:hopMillis]} argument on 127.0.0.1, each
+ * serving like a thread-pool server: {@code workers} requests at a time, each for
+ * {@code serviceMillis}, and a queue in front that nothing bounds. With
+ * {@code hopMillis}, each answer leaves that much later than its worker is done, and the
+ * worker takes its next request meanwhile: the round trip to another zone, which adds to
+ * the latency and not to the backend's work. A request whose client went away keeps its
  * place and its worker's time, as in a servlet container that cannot tell: that is how
  * abandoned requests pile up in an overloaded backend, and what a concurrency limit in
  * front of it is for. The workers are timers, not threads, so the backends take almost no
@@ -29,7 +33,8 @@ import reactor.netty.http.server.HttpServer;
  * load script waits between runs until nothing is queued or busy. Runs until killed.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.gatewaylb.benchmarks.load.WorkerBackend
- * 18101:4:20 18102:4:20 18103:4:20}
+ * 18101:4:20 18102:4:20 18103:4:20}, or {@code 18111:2:10 18114:2:10:2} for a backend in
+ * the gateway's zone and one in another zone 2 ms away.
  */
 public final class WorkerBackend {
 
@@ -38,6 +43,8 @@ public final class WorkerBackend {
 	private final int workers;
 
 	private final long serviceNanos;
+
+	private final Duration hop;
 
 	private final Scheduler timer;
 
@@ -52,26 +59,29 @@ public final class WorkerBackend {
 
 	private long served;
 
-	private WorkerBackend(int port, int workers, long serviceMillis, Scheduler timer) {
+	private WorkerBackend(int port, int workers, long serviceMillis, long hopMillis, Scheduler timer) {
 		this.port = port;
 		this.workers = workers;
 		this.serviceNanos = TimeUnit.MILLISECONDS.toNanos(serviceMillis);
+		this.hop = Duration.ofMillis(hopMillis);
 		this.timer = timer;
 	}
 
 	public static void main(String[] args) {
 		if (args.length == 0) {
-			throw new IllegalArgumentException("usage: WorkerBackend port:workers:serviceMillis...");
+			throw new IllegalArgumentException("usage: WorkerBackend port:workers:serviceMillis[:hopMillis]...");
 		}
 		Scheduler timer = Schedulers.newSingle("workers");
 		Map<Integer, WorkerBackend> backends = new LinkedHashMap<>();
 		for (String arg : args) {
 			String[] fields = arg.split(":");
-			if (fields.length != 3) {
-				throw new IllegalArgumentException("not port:workers:serviceMillis: " + arg);
+			if (fields.length != 3 && fields.length != 4) {
+				throw new IllegalArgumentException("not port:workers:serviceMillis[:hopMillis]: " + arg);
 			}
 			int port = Integer.parseInt(fields[0]);
-			backends.put(port, new WorkerBackend(port, Integer.parseInt(fields[1]), Long.parseLong(fields[2]), timer));
+			long hopMillis = (fields.length == 4) ? Long.parseLong(fields[3]) : 0;
+			backends.put(port,
+					new WorkerBackend(port, Integer.parseInt(fields[1]), Long.parseLong(fields[2]), hopMillis, timer));
 		}
 		List<DisposableServer> servers = new ArrayList<>();
 		for (WorkerBackend backend : backends.values()) {
@@ -91,7 +101,8 @@ public final class WorkerBackend {
 	}
 
 	/**
-	 * Queues a request; completes when a worker has spent its service time on it.
+	 * Queues a request; completes when a worker has spent its service time on it, and the
+	 * hop after that.
 	 */
 	private Mono<Void> serve() {
 		Sinks.Empty<Void> done = Sinks.empty();
@@ -99,7 +110,7 @@ public final class WorkerBackend {
 			this.queue.add(done);
 		}
 		dispatch();
-		return done.asMono();
+		return this.hop.isZero() ? done.asMono() : done.asMono().then(Mono.delay(this.hop, this.timer)).then();
 	}
 
 	/**
