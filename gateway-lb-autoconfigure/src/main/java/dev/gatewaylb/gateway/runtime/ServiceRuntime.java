@@ -248,7 +248,7 @@ public final class ServiceRuntime {
 
 	/**
 	 * Returns the partitions of the service's concurrency limit.
-	 * @return the partitions, {@link Partitions#NONE} when not partitioned
+	 * @return the partitions, {@link Partitions#NONE} when the service has no limits
 	 */
 	public Partitions partitions() {
 		return this.partitions;
@@ -278,7 +278,11 @@ public final class ServiceRuntime {
 
 	static Partitions partitions(ServiceSettings settings) {
 		Map<String, Double> shares = settings.concurrency().partitions();
-		return shares.isEmpty() ? Partitions.NONE : Partitions.of(shares);
+		// A limited service has partitions of its own even with no shares (one, the
+		// rest): they hold its limit's sum and its waiters, which NONE, shared by every
+		// service, must not.
+		return (shares.isEmpty() && !settings.concurrency().limits().enabled()) ? Partitions.NONE
+				: Partitions.of(shares);
 	}
 
 	/**
@@ -312,8 +316,9 @@ public final class ServiceRuntime {
 			@Nullable Hedging hedging) {
 		// The partitions' counts carry over while their shares do: requests in flight
 		// release into the counters they were counted in.
-		Partitions partitions = settings.concurrency().partitions().equals(this.partitions.configured())
-				? this.partitions : partitions(settings);
+		Partitions partitions = (this.partitions != Partitions.NONE
+				&& settings.concurrency().partitions().equals(this.partitions.configured())) ? this.partitions
+						: partitions(settings);
 		// The signer carries over while the affinity settings do: it holds each event
 		// loop's MACs.
 		EndpointCookie affinityCookie = settings.affinity().equals(this.settings.affinity()) ? this.affinityCookie

@@ -16,6 +16,7 @@ import dev.gatewaylb.gateway.discovery.Member;
 import dev.gatewaylb.health.LatencyOutliers;
 import dev.gatewaylb.hedge.HedgeDelay;
 import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.overload.Partitions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,6 +32,28 @@ class ServiceRuntimesTests {
 	@AfterEach
 	void stop() {
 		this.fixture.close();
+	}
+
+	@Test
+	void eachLimitedServiceHoldsItsOwnLimitAndWaitersWithoutPartitions() {
+		this.fixture.close();
+		this.fixture = new TestRuntimes(Map.of("gateway.lb.defaults.concurrency.limit", "fixed",
+				"gateway.lb.services.unlimited.concurrency.limit", "none"));
+		this.fixture.instances.add(instance("a", 1));
+		ServiceRuntime catalog = this.fixture.runtime("catalog");
+		ServiceRuntime orders = this.fixture.runtime("orders");
+		ServiceRuntime unlimited = this.fixture.runtime("unlimited");
+		// Before, every service without partitions shared Partitions.NONE: the last one's
+		// limit written showed as each one's, and waiters of one were woken by another.
+		assertThat(catalog.partitions()).isNotSameAs(orders.partitions()).isNotSameAs(Partitions.NONE);
+		catalog.partitions().serviceLimit(20);
+		orders.partitions().serviceLimit(7);
+		assertThat(catalog.partitions().serviceLimit()).isEqualTo(20);
+		assertThat(unlimited.partitions()).isSameAs(Partitions.NONE);
+		this.fixture.refresh(Map.of("gateway.lb.defaults.concurrency.limit", "fixed",
+				"gateway.lb.defaults.concurrency.initial-limit", "30"));
+		assertThat(this.fixture.runtime("catalog").partitions()).as("carried over a refresh")
+			.isSameAs(catalog.partitions());
 	}
 
 	@Test
