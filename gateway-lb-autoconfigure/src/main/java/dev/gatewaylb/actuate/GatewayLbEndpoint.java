@@ -321,7 +321,7 @@ public class GatewayLbEndpoint {
 			runtime.partitions()
 				.report()
 				.forEach((partition) -> partitions.add(new PartitionReport(partition.name(), partition.share(),
-						partition.guaranteed(), partition.inFlight())));
+						partition.guaranteed(), partition.inFlight(), partition.waiting())));
 		}
 		HashKey partitionBy = settings.partitionBy();
 		return new ConcurrencyReport(limits.algorithm().name().toLowerCase(Locale.ROOT), limits.initialLimit(),

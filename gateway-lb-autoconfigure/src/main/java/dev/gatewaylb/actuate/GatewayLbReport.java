@@ -156,8 +156,9 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param share its share of the service's limit
 	 * @param guaranteed the requests in flight its share guarantees at the present limit
 	 * @param inFlight its requests in flight
+	 * @param waiting its requests waiting for a place ({@code concurrency.max-wait})
 	 */
-	public record PartitionReport(@Nullable String name, double share, long guaranteed, int inFlight) {
+	public record PartitionReport(@Nullable String name, double share, long guaranteed, int inFlight, int waiting) {
 	}
 
 	/**

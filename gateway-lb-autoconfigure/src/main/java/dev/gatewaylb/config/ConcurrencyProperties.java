@@ -1,5 +1,6 @@
 package dev.gatewaylb.config;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -24,10 +25,19 @@ import org.jspecify.annotations.Nullable;
  * partition name, each above 0, summing to at most 1; the rest is for requests of no
  * listed partition. A partition under its share is never shed; shedding starts with the
  * partitions over theirs.
+ * @param maxWait How long a request that finds every endpoint at its limit may wait for a
+ * place before it is shed; 0s sheds it at once. Waiters are woken as requests end, those
+ * of the partition furthest under its share first; at most a partition's share of the
+ * limit waits.
  */
 public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @Nullable Integer initialLimit,
 		@Nullable Integer minLimit, @Nullable Integer maxLimit, @Nullable String partitionBy,
-		@Nullable Map<String, Double> partitions) {
+		@Nullable Map<String, Double> partitions, @Nullable Duration maxWait) {
+
+	/**
+	 * The longest wait for a place: a wait is for a burst to pass, not for an overload.
+	 */
+	static final Duration MAX_WAIT = Duration.ofSeconds(10);
 
 	public ConcurrencyProperties {
 		if (initialLimit != null && initialLimit < 1) {
@@ -38,6 +48,10 @@ public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @
 		}
 		if (maxLimit != null && maxLimit < 1) {
 			throw new IllegalArgumentException("max-limit: " + maxLimit + " (expected: >= 1)");
+		}
+		if (maxWait != null && (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0)) {
+			throw new IllegalArgumentException(
+					"max-wait: " + maxWait + " (expected: from 0s, shed at once, to " + MAX_WAIT.toSeconds() + "s)");
 		}
 		if (partitionBy != null && !partitionBy.isBlank()) {
 			HashKey.parse("partition-by", partitionBy.trim());

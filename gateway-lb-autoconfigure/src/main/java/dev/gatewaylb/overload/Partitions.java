@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import org.jspecify.annotations.Nullable;
 
@@ -17,9 +19,16 @@ import org.jspecify.annotations.Nullable;
  * is under its limit and an endpoint has room, so shedding starts with the partitions
  * over their shares, and a partition may use what the others leave idle.
  * <p>
+ * With {@code concurrency.max-wait}, a request that would be shed waits for a place in
+ * its partition's queue instead ({@link #await}); a request that ends wakes one waiter,
+ * of the partition furthest under its share ({@link #wakeOne}).
+ * <p>
  * Thread-safe without locks: one atomic counter of requests in flight per partition, and
  * the service's limit, which the control thread writes. A partition's count may pass its
- * share by the picks that read it at once, as the endpoints' limits may.
+ * share by the picks that read it at once, as the endpoints' limits may. The waiters are
+ * lock-free queues; each waiter is woken or cancelled once, by one compare-and-set on it,
+ * and whoever wins it takes it off the counts, so a waiter is never woken twice nor woken
+ * after its deadline shed it.
  */
 public final class Partitions {
 
@@ -41,6 +50,22 @@ public final class Partitions {
 
 	private volatile long serviceLimit;
 
+	/**
+	 * Each partition's requests waiting for a place, first come first served.
+	 */
+	private final ConcurrentLinkedDeque<Waiter>[] queues;
+
+	/**
+	 * Each partition's waiters, for its bound.
+	 */
+	private final AtomicInteger[] queued;
+
+	/**
+	 * All waiters: the one read a release makes while nobody waits.
+	 */
+	private final AtomicInteger waiting = new AtomicInteger();
+
+	@SuppressWarnings("unchecked")
 	private Partitions(Map<String, Double> configured) {
 		Map<String, Double> sorted = new TreeMap<>(configured);
 		this.configured = Map.copyOf(configured);
@@ -53,8 +78,12 @@ public final class Partitions {
 			sum += this.shares[i];
 		}
 		this.shares[this.names.length] = Math.max(0, 1 - sum);
+		this.queues = new ConcurrentLinkedDeque[this.inFlight.length];
+		this.queued = new AtomicInteger[this.inFlight.length];
 		for (int i = 0; i < this.inFlight.length; i++) {
 			this.inFlight[i] = new AtomicInteger();
+			this.queues[i] = new ConcurrentLinkedDeque<>();
+			this.queued[i] = new AtomicInteger();
 		}
 	}
 
@@ -156,6 +185,117 @@ public final class Partitions {
 	}
 
 	/**
+	 * Queues a request of partition {@code index} that found no place, to be woken when
+	 * one frees: at most as many of a partition wait as its share of the service's limit
+	 * guarantees it places (at least one), so that one partition's waiters cannot fill
+	 * the queues of the others, and a wait is short (each waiter has a place coming
+	 * within about one request's time). A request that was woken and lost the place to
+	 * another goes back to the head of its queue, past the bound: it had its turn.
+	 * @param index the request's partition
+	 * @param again whether the request waited before and was woken
+	 * @param wake what to run when a place frees for it, on the thread that freed it; run
+	 * at most once, and never after {@link #cancel} took the waiter
+	 * @return the waiter, or {@code null} when the partition's queue is full
+	 */
+	public @Nullable Waiter await(int index, boolean again, Runnable wake) {
+		AtomicInteger queued = this.queued[index];
+		if (again) {
+			queued.incrementAndGet();
+		}
+		else {
+			long limit = this.serviceLimit;
+			long bound = Math.max(1, (limit == 0) ? 1 : share(index, limit));
+			if (queued.incrementAndGet() > bound) {
+				queued.decrementAndGet();
+				return null;
+			}
+		}
+		Waiter waiter = new Waiter(index, wake);
+		if (again) {
+			this.queues[index].addFirst(waiter);
+		}
+		else {
+			this.queues[index].addLast(waiter);
+		}
+		// Counted last: a release that reads a count sees its waiter queued. A place
+		// freed between the failed pick and this line wakes nobody; the next one does
+		// (under load a place frees every few milliseconds), or the deadline sheds it.
+		this.waiting.incrementAndGet();
+		return waiter;
+	}
+
+	/**
+	 * Takes a waiter off its queue unwoken: its deadline came, or its client left.
+	 * @param waiter the waiter
+	 * @return whether it was still waiting; {@code false} when a place already woke it
+	 */
+	public boolean cancel(Waiter waiter) {
+		if (!waiter.take(Waiter.CANCELLED)) {
+			return false;
+		}
+		this.queues[waiter.partition].remove(waiter);
+		left(waiter);
+		return true;
+	}
+
+	/**
+	 * Wakes one waiter, if any, for the place a request that ended freed: the first of
+	 * the partition furthest under its share (the fewest requests in flight for its
+	 * share). One volatile read when nobody waits.
+	 */
+	public void wakeOne() {
+		while (this.waiting.get() > 0) {
+			int index = neediest();
+			if (index < 0) {
+				// Counted but not yet in its queue, or just taken by another: nothing
+				// to wake now.
+				return;
+			}
+			Waiter waiter = this.queues[index].pollFirst();
+			if (waiter != null && waiter.take(Waiter.WOKEN)) {
+				left(waiter);
+				waiter.wake.run();
+				return;
+			}
+			// Polled a cancelled one (its canceller removes it too), or lost the poll to
+			// another release: look again.
+		}
+	}
+
+	/**
+	 * Returns how many requests wait for a place.
+	 * @return the waiters
+	 */
+	public int waiting() {
+		return this.waiting.get();
+	}
+
+	private void left(Waiter waiter) {
+		this.queued[waiter.partition].decrementAndGet();
+		this.waiting.decrementAndGet();
+	}
+
+	/**
+	 * The partition with waiters whose requests in flight are the smallest part of its
+	 * share; one of no share comes last.
+	 */
+	private int neediest() {
+		int best = -1;
+		double bestUse = Double.MAX_VALUE;
+		for (int i = 0; i < this.queues.length; i++) {
+			if (this.queues[i].isEmpty()) {
+				continue;
+			}
+			double use = (this.shares[i] == 0) ? Double.MAX_VALUE / 2 : this.inFlight[i].get() / this.shares[i];
+			if (best < 0 || use < bestUse) {
+				best = i;
+				bestUse = use;
+			}
+		}
+		return best;
+	}
+
+	/**
 	 * Sets the service's limit, the sum of its endpoints' limits: the control thread
 	 * writes it.
 	 * @param limit the limit, 0 while none is known
@@ -182,7 +322,7 @@ public final class Partitions {
 		List<Partition> report = new ArrayList<>(this.shares.length);
 		for (int i = 0; i < this.shares.length; i++) {
 			report.add(new Partition((i < this.names.length) ? this.names[i] : null, this.shares[i],
-					(limit == 0) ? 0 : share(i, limit), this.inFlight[i].get()));
+					(limit == 0) ? 0 : share(i, limit), this.inFlight[i].get(), this.queued[i].get()));
 		}
 		return report;
 	}
@@ -196,14 +336,46 @@ public final class Partitions {
 	}
 
 	/**
+	 * A request waiting for a place: woken or cancelled once.
+	 */
+	public static final class Waiter {
+
+		private static final int WAITING = 0;
+
+		private static final int WOKEN = 1;
+
+		private static final int CANCELLED = 2;
+
+		private static final AtomicIntegerFieldUpdater<Waiter> STATE = AtomicIntegerFieldUpdater
+			.newUpdater(Waiter.class, "state");
+
+		private final int partition;
+
+		private final Runnable wake;
+
+		private volatile int state;
+
+		Waiter(int partition, Runnable wake) {
+			this.partition = partition;
+			this.wake = wake;
+		}
+
+		boolean take(int to) {
+			return STATE.compareAndSet(this, WAITING, to);
+		}
+
+	}
+
+	/**
 	 * One partition as reported.
 	 *
 	 * @param name its name, {@code null} for the rest
 	 * @param share its share of the limit
 	 * @param guaranteed the requests in flight its share guarantees now
 	 * @param inFlight its requests in flight
+	 * @param waiting its requests waiting for a place ({@code concurrency.max-wait})
 	 */
-	public record Partition(@Nullable String name, double share, long guaranteed, int inFlight) {
+	public record Partition(@Nullable String name, double share, long guaranteed, int inFlight, int waiting) {
 	}
 
 }

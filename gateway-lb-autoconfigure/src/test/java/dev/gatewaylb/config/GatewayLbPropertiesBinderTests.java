@@ -114,6 +114,8 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.services.catalog.concurrency.partition-by            | ip     | gateway.lb.services.catalog.concurrency    | partition-by: 'ip' (expected: client-ip, header:NAME or cookie:NAME)
 					gateway.lb.services.catalog.concurrency.partitions.batch        | 1.5    | gateway.lb.services.catalog.concurrency    | partitions.batch: 1.5 (expected: a share of the limit above 0, at most 1, e.g. 0.8)
 					gateway.lb.defaults.concurrency.partitions.batch                | 0      | gateway.lb.defaults.concurrency            | partitions.batch: 0.0 (expected: a share of the limit above 0, at most 1, e.g. 0.8)
+					gateway.lb.services.catalog.concurrency.max-wait                | 20s    | gateway.lb.services.catalog.concurrency    | max-wait: PT20S (expected: from 0s, shed at once, to 10s)
+					gateway.lb.defaults.concurrency.max-wait                        | -1s    | gateway.lb.defaults.concurrency            | max-wait: PT-1S (expected: from 0s, shed at once, to 10s)
 					""")
 	void rejectsAValueAgainstItsRuleNamingThePropertyAndTheExpectation(String property, String value, String reported,
 			String expectation) {

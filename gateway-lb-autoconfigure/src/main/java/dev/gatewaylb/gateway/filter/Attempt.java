@@ -290,6 +290,11 @@ final class Attempt extends InFlightGuard implements UpstreamObserver {
 		if (index >= 0) {
 			this.runtime.partitions().release(index);
 		}
+		if (this.runtime.limitsConcurrency()) {
+			// The endpoint's place is free (released before this hook): a request waiting
+			// for one (concurrency.max-wait) may take it. One read when none waits.
+			this.runtime.partitions().wakeOne();
+		}
 	}
 
 	/**

@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
@@ -28,7 +30,10 @@ import dev.gatewaylb.gateway.upstream.Outcome;
 import dev.gatewaylb.hedge.Hedging;
 import dev.gatewaylb.overload.Partitions;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.Connection;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.support.NotFoundException;
@@ -38,6 +43,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -151,6 +157,19 @@ final class ProxiedExchange {
 	 * Whether the last pick found every endpoint at its concurrency limit.
 	 */
 	private boolean shed;
+
+	/**
+	 * The partition of the request the last pick shed, -1 for a service not partitioned.
+	 */
+	private int shedPartition = -1;
+
+	/**
+	 * When a request waiting for a place (concurrency.max-wait) is shed; set at its first
+	 * wait, so that waits after a lost race share one deadline.
+	 */
+	private long waitDeadlineNanos;
+
+	private boolean waited;
 
 	/**
 	 * What became of the request's endpoint affinity: decided at the first pick,
@@ -294,7 +313,7 @@ final class ProxiedExchange {
 		Attempt attempt = pick(runtime, null);
 		if (attempt == null) {
 			if (this.shed) {
-				return shed(runtime);
+				return shedOrWait(runtime);
 			}
 			return Mono.error(noEndpoint(runtime));
 		}
@@ -443,9 +462,11 @@ final class ProxiedExchange {
 					index = snapshot.selectOverLimit(key);
 				}
 			}
-			else if (index >= 0 && !partitions.hasSpare(partition)) {
+			else if (index >= 0 && (!partitions.hasSpare(partition) || (!this.waited && partitions.waiting() > 0))) {
 				// Past its share, the service at its limit, and no other partition
-				// further past its own: this one is shed first.
+				// further past its own: this one is shed first. Or requests wait for a
+				// place (concurrency.max-wait): one past its share does not take the
+				// place a request that ended freed for them; it waits behind them.
 				index = Snapshot.AT_LIMIT;
 			}
 			if (index >= 0) {
@@ -455,6 +476,7 @@ final class ProxiedExchange {
 		runtime.noteFailOpen(snapshot);
 		if (index < 0) {
 			this.shed = index == Snapshot.AT_LIMIT;
+			this.shedPartition = partition;
 			return null;
 		}
 		Attempt attempt = claim(runtime, snapshot, index, this.firstSentNanos, sendListener, partition);
@@ -894,6 +916,73 @@ final class ProxiedExchange {
 			super("every endpoint at its concurrency limit", null, false, false);
 		}
 
+	}
+
+	/**
+	 * Sheds a request that found every endpoint at its limit, or, with
+	 * {@code concurrency.max-wait}, queues it for a place: a request that ends wakes it
+	 * ({@link Partitions#wakeOne}) and it picks again, on its own event loop; a place
+	 * another request took first sends it back to the head of the queue, until one
+	 * deadline from its first wait sheds it. A request whose partition's queue is full is
+	 * shed at once. A client that leaves while waiting takes its place in the queue with
+	 * it. A hedged round does not wait.
+	 */
+	private Mono<Void> shedOrWait(ServiceRuntime runtime) {
+		long maxWait = runtime.settings().concurrency().maxWait().toNanos();
+		if (maxWait == 0) {
+			return shed(runtime);
+		}
+		long now = runtime.nanoTime();
+		boolean again = this.waited;
+		if (!again) {
+			this.waited = true;
+			this.waitDeadlineNanos = now + maxWait;
+		}
+		long remaining = this.waitDeadlineNanos - now;
+		if (remaining <= 0) {
+			return shed(runtime);
+		}
+		Partitions partitions = runtime.partitions();
+		int queue = (this.shedPartition >= 0) ? this.shedPartition : partitions.indexOf(null);
+		Executor loop = serverEventLoop();
+		return Mono.<Boolean>create((sink) -> {
+			// The wake runs on the thread of the request that ended; the pick that
+			// follows runs on this request's own event loop.
+			Partitions.Waiter waiter = partitions.await(queue, again, () -> loop.execute(() -> sink.success(true)));
+			if (waiter == null) {
+				sink.success(false);
+				return;
+			}
+			Disposable timer = Schedulers.parallel().schedule(() -> {
+				if (partitions.cancel(waiter)) {
+					// Shed on the request's own event loop too: the exchange stays
+					// confined to it.
+					loop.execute(() -> sink.success(false));
+				}
+			}, remaining, TimeUnit.NANOSECONDS);
+			sink.onDispose(() -> {
+				timer.dispose();
+				// A client that left: out of the queue (no-op once woken or timed out).
+				partitions.cancel(waiter);
+			});
+		}).flatMap((woken) -> woken ? next(runtime) : shed(runtime));
+	}
+
+	/**
+	 * Returns the event loop of the client's connection, or a direct executor for an
+	 * exchange that is not Reactor Netty's (a test's).
+	 */
+	private Executor serverEventLoop() {
+		try {
+			Object inbound = ServerHttpRequestDecorator.getNativeRequest(this.exchange.getRequest());
+			if (inbound instanceof Connection connection) {
+				return connection.channel().eventLoop();
+			}
+		}
+		catch (IllegalArgumentException | IllegalStateException ex) {
+			// Not a server request of Spring's, or a mock one without a native request.
+		}
+		return Runnable::run;
 	}
 
 	/**

@@ -57,7 +57,7 @@ final class BuiltInDefaults {
 					new Active(false, "/actuator/health", Duration.ofSeconds(10), Duration.ofSeconds(2)), 50),
 			new RetryProperties(1, List.of(502, 503, 504), 20, 10),
 			new HedgeProperties(0.0, Duration.ofMillis(5), List.of("GET", "HEAD", "OPTIONS")),
-			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null),
+			new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20, 1, 500, "", null, Duration.ZERO),
 			new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/", false, true, SameSite.LAX),
 			new LocalityProperties(false, 1.4, 0.5, true),
 			new MirrorProperties("", 100, 64, DataSize.ofKilobytes(64), MirrorCompare.STATUS, List.of("GET", "HEAD")));

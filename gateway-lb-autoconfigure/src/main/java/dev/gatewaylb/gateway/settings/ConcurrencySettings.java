@@ -1,5 +1,6 @@
 package dev.gatewaylb.gateway.settings;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 
@@ -15,18 +16,22 @@ import org.jspecify.annotations.Nullable;
  * partition
  * @param partitions the share of the service's limit each partition is guaranteed, by
  * name
+ * @param maxWait how long a request that finds every endpoint at its limit waits for a
+ * place before it is shed, zero to shed it at once
  */
 public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey partitionBy,
-		Map<String, Double> partitions) {
+		Map<String, Double> partitions, Duration maxWait) {
 
 	/**
 	 * No limits, no partitions.
 	 */
-	public static final ConcurrencySettings NONE = new ConcurrencySettings(ConcurrencyLimits.NONE, null, Map.of());
+	public static final ConcurrencySettings NONE = new ConcurrencySettings(ConcurrencyLimits.NONE, null, Map.of(),
+			Duration.ZERO);
 
 	public ConcurrencySettings {
 		Objects.requireNonNull(limits, "limits");
 		partitions = Map.copyOf(partitions);
+		Objects.requireNonNull(maxWait, "maxWait");
 	}
 
 	/**

@@ -313,7 +313,8 @@ final class SettingsMapper {
 		String partitionBy = layers.get(in(CONCURRENCY, ConcurrencyProperties::partitionBy)).trim();
 		return new ConcurrencySettings(new ConcurrencyLimits(algorithm, initial, min, max),
 				partitionBy.isEmpty() ? null : HashKey.parse("partition-by", partitionBy),
-				layers.find(in(CONCURRENCY, ConcurrencyProperties::partitions), Map.of()));
+				layers.find(in(CONCURRENCY, ConcurrencyProperties::partitions), Map.of()),
+				layers.get(in(CONCURRENCY, ConcurrencyProperties::maxWait)));
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {

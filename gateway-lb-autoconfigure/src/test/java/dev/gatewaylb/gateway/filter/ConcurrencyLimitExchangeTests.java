@@ -130,6 +130,52 @@ class ConcurrencyLimitExchangeTests {
 		}
 	}
 
+	@Test
+	void withMaxWaitARequestThatFindsNoPlaceWaitsForTheNextToEndAndIsSentThere() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.sends).as("waiting, not sent").isEmpty();
+			assertThat(second.status()).as("not answered").isZero();
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			ScriptedExchanges.Run third = service.start(HttpMethod.GET);
+			assertThat(third.status()).as("the queue holds as many as the limit, one before it is known")
+				.isEqualTo(503);
+			finish(first);
+			assertThat(second.sends).as("sent once the first ended").hasSize(1);
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).as("the third only").isEqualTo(1);
+			finish(second);
+			third.end();
+		}
+	}
+
+	@Test
+	void aWaiterNoPlaceFreesForIsShedAtItsDeadline() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "50ms");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			long start = System.nanoTime();
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.status()).isZero();
+			org.awaitility.Awaitility.await()
+				.atMost(java.time.Duration.ofSeconds(5))
+				.until(() -> second.status() == 503);
+			assertThat(System.nanoTime() - start).as("not before max-wait")
+				.isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50).toNanos());
+			assertThat(second.sends).isEmpty();
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			finish(first);
+			second.end();
+		}
+	}
+
 	private static void limitEveryEndpointTo(ScriptedExchanges service, int limit) {
 		Snapshot<Member> snapshot = service.snapshot();
 		for (int i = 0; i < snapshot.size(); i++) {

@@ -129,6 +129,8 @@ class SettingsLayersPropertyTests {
 					"header:X-Priority", "header:X-Priority", "cookie:tier", "cookie:tier", "", "null"),
 			key("concurrency.partitions", (s) -> s.concurrency().partitions(), Map.of(), "critical=0.8,batch=0.2",
 					Map.of("critical", 0.8, "batch", 0.2), "gold=0.5", Map.of("gold", 0.5)),
+			key("concurrency.max-wait", (s) -> s.concurrency().maxWait(), Duration.ZERO, "50ms", Duration.ofMillis(50),
+					"1s", Duration.ofSeconds(1), "0s", Duration.ZERO),
 			key("affinity.cookie", (s) -> s.affinity().cookie().name(), "", "GWLB_EP", "GWLB_EP", "sid", "sid", "", ""),
 			key("affinity.secret", (s) -> s.affinity().secret(), "", SECRET, SECRET, OTHER_SECRET, OTHER_SECRET),
 			key("affinity.previous-secrets", (s) -> s.affinity().previousSecrets(), List.of(), OTHER_SECRET,
