@@ -326,7 +326,8 @@ public class GatewayLbEndpoint {
 		HashKey partitionBy = settings.partitionBy();
 		return new ConcurrencyReport(limits.algorithm().name().toLowerCase(Locale.ROOT), limits.initialLimit(),
 				limits.minLimit(), limits.maxLimit(), runtime.partitions().serviceLimit(),
-				runtime.counters().shed().sum(), (partitionBy != null) ? partitionBy.toString() : null, partitions);
+				runtime.counters().shed().sum(), settings.maxWait().toMillis(), runtime.partitions().waiting(),
+				(partitionBy != null) ? partitionBy.toString() : null, partitions);
 	}
 
 	private static @Nullable HedgeReport hedge(ServiceRuntime runtime) {

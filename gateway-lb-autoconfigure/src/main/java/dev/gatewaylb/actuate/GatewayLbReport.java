@@ -141,12 +141,16 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * @param limit the service's limit now: the sum of its endpoints' limits (draining
 	 * ones and those of weight 0 left out)
 	 * @param shed requests answered 503 because every endpoint was at its limit
+	 * @param maxWaitMillis how long a request may wait for a place
+	 * ({@code concurrency.max-wait}), 0 when it is shed at once
+	 * @param waiting requests waiting for a place now
 	 * @param partitionBy where a request's partition name comes from, or {@code null}
 	 * @param partitions the partitions with their shares and requests in flight, the rest
 	 * last (named {@code null}); empty when not partitioned
 	 */
 	public record ConcurrencyReport(String algorithm, int initialLimit, int minLimit, int maxLimit, long limit,
-			long shed, @Nullable String partitionBy, List<PartitionReport> partitions) {
+			long shed, long maxWaitMillis, int waiting, @Nullable String partitionBy,
+			List<PartitionReport> partitions) {
 	}
 
 	/**

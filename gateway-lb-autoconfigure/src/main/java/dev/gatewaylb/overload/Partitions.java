@@ -65,6 +65,12 @@ public final class Partitions {
 	 */
 	private final AtomicInteger waiting = new AtomicInteger();
 
+	/**
+	 * Waiters woken and not yet through their pick: a newcomer must not take the place
+	 * freed for them in between ({@link #waiting()} counts them).
+	 */
+	private final AtomicInteger handedOver = new AtomicInteger();
+
 	@SuppressWarnings("unchecked")
 	private Partitions(Map<String, Double> configured) {
 		Map<String, Double> sorted = new TreeMap<>(configured);
@@ -253,6 +259,9 @@ public final class Partitions {
 			}
 			Waiter waiter = this.queues[index].pollFirst();
 			if (waiter != null && waiter.take(Waiter.WOKEN)) {
+				// Handed over before it leaves the count, so that waiting() never reads 0
+				// between the two.
+				this.handedOver.incrementAndGet();
 				left(waiter);
 				waiter.wake.run();
 				return;
@@ -263,11 +272,20 @@ public final class Partitions {
 	}
 
 	/**
-	 * Returns how many requests wait for a place.
+	 * Says that a woken waiter has picked (or will not: its client left): the place freed
+	 * for it is no longer held back from newcomers.
+	 */
+	public void handOverTaken() {
+		this.handedOver.decrementAndGet();
+	}
+
+	/**
+	 * Returns how many requests wait for a place, counting those woken and not yet
+	 * through their pick.
 	 * @return the waiters
 	 */
 	public int waiting() {
-		return this.waiting.get();
+		return this.waiting.get() + this.handedOver.get();
 	}
 
 	private void left(Waiter waiter) {
@@ -297,11 +315,16 @@ public final class Partitions {
 
 	/**
 	 * Sets the service's limit, the sum of its endpoints' limits: the control thread
-	 * writes it.
+	 * writes it. A limit that rose wakes as many waiters as it added places: no request
+	 * ending would.
 	 * @param limit the limit, 0 while none is known
 	 */
 	public void serviceLimit(long limit) {
+		long before = this.serviceLimit;
 		this.serviceLimit = limit;
+		for (long added = limit - before; added > 0 && this.waiting.get() > 0; added--) {
+			wakeOne();
+		}
 	}
 
 	/**
@@ -362,6 +385,15 @@ public final class Partitions {
 
 		boolean take(int to) {
 			return STATE.compareAndSet(this, WAITING, to);
+		}
+
+		/**
+		 * Returns whether a place woke it (rather than it waiting still, or being
+		 * cancelled).
+		 * @return whether it was woken
+		 */
+		public boolean woken() {
+			return this.state == WOKEN;
 		}
 
 	}

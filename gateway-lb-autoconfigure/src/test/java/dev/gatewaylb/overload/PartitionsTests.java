@@ -97,9 +97,9 @@ class PartitionsTests {
 		acquire(partitions, critical, 8);
 		acquire(partitions, batch, 2);
 		List<String> woken = new ArrayList<>();
-		partitions.await(batch, false, () -> woken.add("batch-1"));
-		partitions.await(critical, false, () -> woken.add("critical-1"));
-		partitions.await(critical, false, () -> woken.add("critical-2"));
+		partitions.await(batch, false, picks(partitions, () -> woken.add("batch-1")));
+		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-1")));
+		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-2")));
 		assertThat(partitions.waiting()).isEqualTo(3);
 		partitions.release(critical);
 		partitions.wakeOne();
@@ -121,8 +121,8 @@ class PartitionsTests {
 		int rest = partitions.indexOf(null);
 		partitions.serviceLimit(4);
 		AtomicInteger wakes = new AtomicInteger();
-		Partitions.Waiter first = partitions.await(rest, false, wakes::incrementAndGet);
-		Partitions.Waiter second = partitions.await(rest, false, wakes::incrementAndGet);
+		Partitions.Waiter first = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
+		Partitions.Waiter second = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
 		assertThat(first).isNotNull();
 		assertThat(second).isNotNull();
 		assertThat(partitions.cancel(first)).isTrue();
@@ -201,6 +201,7 @@ class PartitionsTests {
 								twice.incrementAndGet();
 							}
 							woken.incrementAndGet();
+							partitions.handOverTaken();
 						});
 						if (waiter == null) {
 							continue;
@@ -219,12 +220,54 @@ class PartitionsTests {
 		finally {
 			pool.shutdownNow();
 		}
-		while (partitions.waiting() > 0) {
+		// Bounded: a count that drifted fails below rather than hangs here.
+		for (int i = 0; i < threads * perThread && partitions.waiting() > 0; i++) {
 			partitions.wakeOne();
 		}
 		assertThat(twice).hasValue(0);
 		assertThat(woken.get() + cancelled.get()).as("each waiter woken or cancelled").isEqualTo(threads * perThread);
 		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aWokenWaiterIsCountedAsWaitingUntilItHasPicked() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(4);
+		assertThat(partitions.await(rest, false, () -> {
+		})).isNotNull();
+		partitions.wakeOne();
+		assertThat(partitions.waiting()).as("woken, its pick still to come: newcomers hold back").isEqualTo(1);
+		partitions.wakeOne();
+		partitions.handOverTaken();
+		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aLimitThatRisesWakesAsManyWaitersAsPlacesItAdds() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(4);
+		List<String> woken = new ArrayList<>();
+		for (String name : List.of("a", "b", "c")) {
+			assertThat(partitions.await(rest, false, picks(partitions, () -> woken.add(name)))).isNotNull();
+		}
+		partitions.serviceLimit(4);
+		partitions.serviceLimit(3);
+		assertThat(woken).as("the same limit, or a lower one").isEmpty();
+		partitions.serviceLimit(5);
+		assertThat(woken).containsExactly("a", "b");
+		assertThat(partitions.waiting()).isEqualTo(1);
+	}
+
+	/**
+	 * A wake that picks at once, as a woken request does.
+	 */
+	private static Runnable picks(Partitions partitions, Runnable wake) {
+		return () -> {
+			wake.run();
+			partitions.handOverTaken();
+		};
 	}
 
 	private static void acquire(Partitions partitions, int index, int count) {

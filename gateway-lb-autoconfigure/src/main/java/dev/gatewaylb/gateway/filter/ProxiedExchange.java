@@ -7,7 +7,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.gatewaylb.affinity.EndpointCookie;
 import dev.gatewaylb.balance.Algorithm;
@@ -31,6 +33,7 @@ import dev.gatewaylb.hedge.Hedging;
 import dev.gatewaylb.overload.Partitions;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
@@ -317,6 +320,8 @@ final class ProxiedExchange {
 			}
 			return Mono.error(noEndpoint(runtime));
 		}
+		// A retry that finds no place waits afresh, as a new request would.
+		this.waited = false;
 		route(this.exchange, attempt);
 		return this.chain.filter(this.exchange)
 			.then(Mono.defer(() -> decide(attempt, null)))
@@ -462,11 +467,13 @@ final class ProxiedExchange {
 					index = snapshot.selectOverLimit(key);
 				}
 			}
-			else if (index >= 0 && (!partitions.hasSpare(partition) || (!this.waited && partitions.waiting() > 0))) {
+			else if (index >= 0 && (!partitions.hasSpare(partition)
+					|| (sendListener == null && !this.waited && partitions.waiting() > 0))) {
 				// Past its share, the service at its limit, and no other partition
 				// further past its own: this one is shed first. Or requests wait for a
 				// place (concurrency.max-wait): one past its share does not take the
-				// place a request that ended freed for them; it waits behind them.
+				// place a request that ended freed for them; it waits behind them. A
+				// hedged round's pick (with a send listener) cannot wait: not held back.
 				index = Snapshot.AT_LIMIT;
 			}
 			if (index >= 0) {
@@ -922,10 +929,12 @@ final class ProxiedExchange {
 	 * Sheds a request that found every endpoint at its limit, or, with
 	 * {@code concurrency.max-wait}, queues it for a place: a request that ends wakes it
 	 * ({@link Partitions#wakeOne}) and it picks again, on its own event loop; a place
-	 * another request took first sends it back to the head of the queue, until one
-	 * deadline from its first wait sheds it. A request whose partition's queue is full is
-	 * shed at once. A client that leaves while waiting takes its place in the queue with
-	 * it. A hedged round does not wait.
+	 * another request took first sends it back to the head of the queue. At the deadline,
+	 * one deadline from its first wait, it picks once more and is shed if that finds no
+	 * place either (so a place freed while it was being queued, which woke nobody, costs
+	 * a wait but never a shed). A request whose partition's queue is full is shed at
+	 * once. A client that leaves while waiting takes its place in the queue with it, and
+	 * passes a wake it got on to the next waiter. A hedged round does not wait.
 	 */
 	private Mono<Void> shedOrWait(ServiceRuntime runtime) {
 		long maxWait = runtime.settings().concurrency().maxWait().toNanos();
@@ -942,30 +951,74 @@ final class ProxiedExchange {
 		if (remaining <= 0) {
 			return shed(runtime);
 		}
+		// The pick after the wait follows the affinity cookie again: the endpoint it
+		// names
+		// may be the one with a place now.
+		this.affinity = null;
+		this.followed = null;
+		this.previousSecret = false;
 		Partitions partitions = runtime.partitions();
 		int queue = (this.shedPartition >= 0) ? this.shedPartition : partitions.indexOf(null);
 		Executor loop = serverEventLoop();
+		// A woken waiter is handed over once: by its pick, or, when its client left
+		// before
+		// the wake arrived, by the cancellation, which passes the wake on.
+		AtomicBoolean handedOver = new AtomicBoolean();
 		return Mono.<Boolean>create((sink) -> {
-			// The wake runs on the thread of the request that ended; the pick that
-			// follows runs on this request's own event loop.
-			Partitions.Waiter waiter = partitions.await(queue, again, () -> loop.execute(() -> sink.success(true)));
+			Partitions.Waiter waiter = partitions.await(queue, again, () -> onLoop(loop, () -> sink.success(true)));
 			if (waiter == null) {
 				sink.success(false);
 				return;
 			}
-			Disposable timer = Schedulers.parallel().schedule(() -> {
-				if (partitions.cancel(waiter)) {
-					// Shed on the request's own event loop too: the exchange stays
-					// confined to it.
-					loop.execute(() -> sink.success(false));
-				}
-			}, remaining, TimeUnit.NANOSECONDS);
+			Disposable.Swap timer = Disposables.swap();
+			// Runs after the woken pick on success (Mono.create emits, then disposes), or
+			// on a cancellation from any thread.
 			sink.onDispose(() -> {
 				timer.dispose();
-				// A client that left: out of the queue (no-op once woken or timed out).
-				partitions.cancel(waiter);
+				if (!partitions.cancel(waiter) && waiter.woken() && handedOver.compareAndSet(false, true)) {
+					partitions.handOverTaken();
+					partitions.wakeOne();
+				}
 			});
-		}).flatMap((woken) -> woken ? next(runtime) : shed(runtime));
+			// The deadline, on the request's own event loop too: the exchange stays
+			// confined to it. The pick it makes is the waiter's last.
+			timer.update(Schedulers.parallel().schedule(() -> {
+				if (partitions.cancel(waiter)) {
+					onLoop(loop, () -> sink.success(false));
+				}
+			}, remaining, TimeUnit.NANOSECONDS));
+		}).flatMap((woken) -> {
+			if (!woken) {
+				return lastPick(runtime);
+			}
+			try {
+				return next(runtime);
+			}
+			finally {
+				// Through its pick: a place taken or the queue rejoined.
+				if (handedOver.compareAndSet(false, true)) {
+					partitions.handOverTaken();
+				}
+			}
+		});
+	}
+
+	/**
+	 * The pick a waiter makes at its deadline: sent if a place is free, shed otherwise.
+	 */
+	private Mono<Void> lastPick(ServiceRuntime runtime) {
+		this.waitDeadlineNanos = runtime.nanoTime();
+		return next(runtime);
+	}
+
+	private static void onLoop(Executor loop, Runnable task) {
+		try {
+			loop.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			// The event loop is shutting down: run it here rather than lose it.
+			task.run();
+		}
 	}
 
 	/**

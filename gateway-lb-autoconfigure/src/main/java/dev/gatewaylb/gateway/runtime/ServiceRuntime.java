@@ -248,7 +248,8 @@ public final class ServiceRuntime {
 
 	/**
 	 * Returns the partitions of the service's concurrency limit.
-	 * @return the partitions, {@link Partitions#NONE} when the service has no limits
+	 * @return the partitions, {@link Partitions#NONE} for a service that has had no limit
+	 * since it was built (one whose limit a refresh turned off keeps its own)
 	 */
 	public Partitions partitions() {
 		return this.partitions;

@@ -176,6 +176,51 @@ class ConcurrencyLimitExchangeTests {
 		}
 	}
 
+	@Test
+	void aWaiterWhoseClientLeftIsOutOfTheQueueAndTheNextOneGetsThePlace() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			service.runtime.partitions().serviceLimit(2);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run next = service.start(HttpMethod.GET);
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(2);
+			gone.cancel();
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			finish(first);
+			assertThat(gone.sends).isEmpty();
+			assertThat(next.sends).as("the place went to the one still waiting").hasSize(1);
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).as("a client gone is not shed").isZero();
+			finish(next);
+			assertThat(service.snapshot().state(0).inFlight()).isZero();
+		}
+	}
+
+	@Test
+	void aWaiterPicksOnceMoreAtItsDeadlineAndIsSentIfAPlaceFreedWithoutWakingIt() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "50ms");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.sends).isEmpty();
+			// A place no ending request frees, so nothing wakes the waiter: as one freed
+			// between a failed pick and the waiter's joining the queue.
+			limitEveryEndpointTo(service, 2);
+			org.awaitility.Awaitility.await()
+				.atMost(java.time.Duration.ofSeconds(5))
+				.until(() -> !second.sends.isEmpty() || second.status() != 0);
+			assertThat(second.status()).as("not shed").isZero();
+			assertThat(second.sends).hasSize(1);
+			assertThat(service.runtime.counters().shed().sum()).isZero();
+			finish(first, second);
+		}
+	}
+
 	private static void limitEveryEndpointTo(ScriptedExchanges service, int limit) {
 		Snapshot<Member> snapshot = service.snapshot();
 		for (int i = 0; i < snapshot.size(); i++) {
