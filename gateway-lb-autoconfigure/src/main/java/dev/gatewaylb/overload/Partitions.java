@@ -205,16 +205,11 @@ public final class Partitions {
 	 */
 	public @Nullable Waiter await(int index, boolean again, Runnable wake) {
 		AtomicInteger queued = this.queued[index];
-		if (again) {
-			queued.incrementAndGet();
-		}
-		else {
-			long limit = this.serviceLimit;
-			long bound = Math.max(1, (limit == 0) ? 1 : share(index, limit));
-			if (queued.incrementAndGet() > bound) {
-				queued.decrementAndGet();
-				return null;
-			}
+		// A new waiter past the bound (the share's places, one before a limit is
+		// known) is refused; a woken one that lost its place rejoins regardless.
+		if (queued.incrementAndGet() > Math.max(1, share(index, this.serviceLimit)) && !again) {
+			queued.decrementAndGet();
+			return null;
 		}
 		Waiter waiter = new Waiter(index, wake);
 		if (again) {
@@ -225,7 +220,8 @@ public final class Partitions {
 		}
 		// Counted last: a release that reads a count sees its waiter queued. A place
 		// freed between the failed pick and this line wakes nobody; the next one does
-		// (under load a place frees every few milliseconds), or the deadline sheds it.
+		// (under load a place frees every few milliseconds), or the waiter's last pick at
+		// its deadline finds it.
 		this.waiting.incrementAndGet();
 		return waiter;
 	}

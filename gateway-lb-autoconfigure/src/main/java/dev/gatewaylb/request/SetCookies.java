@@ -188,19 +188,20 @@ public final class SetCookies {
 			}
 			String token = value.substring(start, at);
 			int[] time = (hour < 0) ? time(token) : null;
+			int digits = leadingDigits(token);
 			if (time != null) {
 				hour = time[0];
 				minute = time[1];
 				second = time[2];
 			}
-			else if (day < 0 && leadingDigits(token) >= 1 && leadingDigits(token) <= 2) {
-				day = Integer.parseInt(token, 0, leadingDigits(token), 10);
+			else if (day < 0 && digits >= 1 && digits <= 2) {
+				day = Integer.parseInt(token, 0, digits, 10);
 			}
 			else if (month < 0 && monthOf(token) >= 0) {
 				month = monthOf(token);
 			}
-			else if (year < 0 && leadingDigits(token) >= 2 && leadingDigits(token) <= 4) {
-				year = Integer.parseInt(token, 0, leadingDigits(token), 10);
+			else if (year < 0 && digits >= 2 && digits <= 4) {
+				year = Integer.parseInt(token, 0, digits, 10);
 			}
 		}
 		if (year >= 70 && year <= 99) {
@@ -257,8 +258,8 @@ public final class SetCookies {
 		while (digits < token.length() && token.charAt(digits) >= '0' && token.charAt(digits) <= '9') {
 			digits++;
 		}
-		// Digits followed by more digits than the field allows are not that field.
-		return (digits < token.length() && token.charAt(digits) >= '0' && token.charAt(digits) <= '9') ? 0 : digits;
+		// All the leading digits: a run longer than a field allows is not that field.
+		return digits;
 	}
 
 	private static int monthOf(String token) {

@@ -124,8 +124,8 @@ class MirrorIT extends GatewayIntegrationTest {
 			.uris("unposted", List.of("http://127.0.0.1:" + pathPrimary.port()))
 			.set("gateway.lb.services.unposted.mirror.target", "path-shadow");
 		gateway.uris("path-shadow", List.of("http://127.0.0.1:" + pathShadow.port()));
-		// No endpoint: the primary answers 503 before it reads the body the mirror waits
-		// for.
+		// No endpoint: the primary answers 503 before it reads the body the
+		// mirror waits for.
 		gateway.route("nowhere")
 			.set("gateway.lb.services.nowhere.mirror.target", "path-shadow")
 			.set("gateway.lb.services.nowhere.mirror.methods", "POST");

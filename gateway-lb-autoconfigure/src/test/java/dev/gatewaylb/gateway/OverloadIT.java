@@ -58,11 +58,11 @@ class OverloadIT extends GatewayIntegrationTest {
 		// workers, and on a 20 s run that half second alone is the p99 (about 4 x the
 		// unloaded p50, docs/overload.md).
 		gateway.set("gateway.lb.services.limited.concurrency.initial-limit", 2 * WORKERS);
-		// Vegas for the partitions: gradient2's limit falls to half the backends' workers
-		// for the first 10 s of an overload (the onset's backlog, abandoned requests the
-		// backends still serve, reads as queueing), and a share of half the capacity
-		// cannot
-		// carry 75% of it; vegas holds the limit near the workers (docs/overload.md).
+		// Vegas for the partitions: gradient2's limit falls to half the
+		// backends' workers for the first 10 s of an overload (the onset's
+		// backlog, abandoned requests the backends still serve, reads as
+		// queueing), and a share of half the capacity cannot carry 75% of it;
+		// vegas holds the limit near the workers (docs/overload.md).
 		gateway.set("gateway.lb.services.partitioned.concurrency.limit", "vegas");
 		gateway.set("gateway.lb.services.partitioned.concurrency.partition-by", "header:X-Class")
 			.set("gateway.lb.services.partitioned.concurrency.partitions.critical", 0.8)
@@ -163,11 +163,11 @@ class OverloadIT extends GatewayIntegrationTest {
 		Result critical = results.get("critical");
 		Result batch = results.get("batch");
 		System.out.println("OverloadIT partitions at 150%: critical " + critical + "; batch " + batch);
-		// The target. Critical offers 75% of the backends' capacity against a
-		// share
-		// of 80% of the limit: its bursts past the share wait (max-wait 250ms) for the
-		// places requests that end free, which go to the partition furthest under its
-		// share; batch, past its share all the time, waits behind and is shed.
+		// The target. Critical offers 75% of the backends' capacity
+		// against a share of 80% of the limit: its bursts past the share wait
+		// (max-wait 250ms) for the places requests that end free, which go to
+		// the partition furthest under its share; batch, past its share all the
+		// time, waits behind and is shed.
 		assertThat(critical.ok.sum()).as("critical answered within a second: %s; batch: %s", critical, batch)
 			.isGreaterThanOrEqualTo((long) (0.99 * critical.sent()));
 		assertThat(critical.shed.sum() * 20).as("critical shed against batch: %s; batch: %s", critical, batch)

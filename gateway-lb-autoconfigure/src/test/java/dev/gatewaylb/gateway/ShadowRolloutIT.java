@@ -90,12 +90,11 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
 			String backend = this.client.getNow("/good/").backend();
 			Rollout.State state = status("good").state();
-			// The stage is judged when a mirrored answer arrives, which may be after the
-			// primary's answer reached us: the next request may then be split to the
-			// target.
-			// A client request the target answers is a bug only if the stage had not
-			// judged
-			// by the time that answer arrived (states only move forward).
+			// The stage is judged when a mirrored answer arrives, which may be
+			// after the primary's answer reached us: the next request may then be
+			// split to the target. A client request the target answers is a bug
+			// only if the stage had not judged by the time that answer arrived
+			// (states only move forward).
 			if (!"stable".equals(backend)) {
 				assertThat(state).as("the state when %s answered", backend).isEqualTo(Rollout.State.PROGRESSING);
 			}

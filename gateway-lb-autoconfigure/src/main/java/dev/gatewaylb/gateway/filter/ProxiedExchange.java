@@ -951,18 +951,17 @@ final class ProxiedExchange {
 		if (remaining <= 0) {
 			return shed(runtime);
 		}
-		// The pick after the wait follows the affinity cookie again: the endpoint it
-		// names
-		// may be the one with a place now.
+		// The pick after the wait follows the affinity cookie again: the endpoint
+		// it names may be the one with a place now.
 		this.affinity = null;
 		this.followed = null;
 		this.previousSecret = false;
 		Partitions partitions = runtime.partitions();
 		int queue = (this.shedPartition >= 0) ? this.shedPartition : partitions.indexOf(null);
 		Executor loop = serverEventLoop();
-		// A woken waiter is handed over once: by its pick, or, when its client left
-		// before
-		// the wake arrived, by the cancellation, which passes the wake on.
+		// A woken waiter is handed over once: by its pick, or, when its client
+		// left before the wake arrived, by the cancellation, which passes the
+		// wake on.
 		AtomicBoolean handedOver = new AtomicBoolean();
 		return Mono.<Boolean>create((sink) -> {
 			Partitions.Waiter waiter = partitions.await(queue, again, () -> onLoop(loop, () -> sink.success(true)));
