@@ -20,6 +20,9 @@ import org.springframework.util.ClassUtils;
  * Added last, so every other property source wins.</li>
  * <li>Turns off io_uring's multishot poll on Netty versions that lose reads with it
  * ({@link IoUringReadWorkaround}), unless the application chose a value itself.</li>
+ * <li>Warns of a Reactor Netty whose server can stop reading a keep-alive connection
+ * ({@link HostVersions#REACTOR_NETTY_KEEP_ALIVE_FIXED_IN}): nothing but an upgrade avoids
+ * it.</li>
  * </ul>
  */
 public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostProcessor {
@@ -49,12 +52,20 @@ public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostP
 		ClassLoader classLoader = (application.getClassLoader() != null) ? application.getClassLoader()
 				: ClassUtils.getDefaultClassLoader();
 		boolean ioUring = ClassUtils.isPresent("io.netty.channel.uring.IoUring", classLoader);
-		String nettyVersion = ioUring ? IoUringReadWorkaround.nettyVersion(classLoader) : null;
+		String nettyVersion = ioUring ? HostVersions.nettyVersion(classLoader) : null;
 		if (IoUringReadWorkaround.applies(ioUring, nettyVersion, System.getProperty(IoUringReadWorkaround.PROPERTY))) {
 			System.setProperty(IoUringReadWorkaround.PROPERTY, "false");
 			this.logger.info("Netty " + nettyVersion + " with io_uring on the classpath: set "
 					+ IoUringReadWorkaround.PROPERTY + "=false, which avoids lost reads on reused connections "
 					+ "(netty/netty#17049, fixed in Netty 4.2.17); set it yourself to choose");
+		}
+		String reactorNettyVersion = HostVersions.reactorNettyVersion(classLoader);
+		if (HostVersions.stallsKeepAlive(reactorNettyVersion)) {
+			this.logger.warn("Reactor Netty " + reactorNettyVersion + " can stop reading a keep-alive connection "
+					+ "after a request the gateway answers at once (a 503, a 404), and the next request on it "
+					+ "then waits for its client's timeout (reactor/reactor-netty#4361, fixed in 1.3.8): "
+					+ "manage io.projectreactor.netty:reactor-netty-http and reactor-netty-core 1.3.8 or later "
+					+ "(gateway-lb's docs/transports.md)");
 		}
 	}
 

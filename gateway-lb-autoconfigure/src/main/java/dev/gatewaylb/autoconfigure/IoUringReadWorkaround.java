@@ -1,7 +1,5 @@
 package dev.gatewaylb.autoconfigure;
 
-import java.util.Map;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,43 +35,8 @@ final class IoUringReadWorkaround {
 	 * @return whether to set {@value #PROPERTY} to {@code false}
 	 */
 	static boolean applies(boolean ioUringPresent, @Nullable String nettyVersion, @Nullable String property) {
-		return ioUringPresent && property == null && nettyVersion != null && before(nettyVersion, FIXED_IN);
-	}
-
-	/**
-	 * Returns Netty's version as its jars declare it, or {@code null}.
-	 */
-	static @Nullable String nettyVersion(ClassLoader classLoader) {
-		try {
-			Class<?> version = Class.forName("io.netty.util.Version", false, classLoader);
-			Map<?, ?> versions = (Map<?, ?>) version.getMethod("identify", ClassLoader.class).invoke(null, classLoader);
-			Object common = versions.get("netty-common");
-			return (common != null) ? String.valueOf(version.getMethod("artifactVersion").invoke(common)) : null;
-		}
-		catch (ReflectiveOperationException | LinkageError | RuntimeException ex) {
-			return null;
-		}
-	}
-
-	/**
-	 * Returns whether {@code version} ({@code major.minor.patch[.qualifier]}) is before
-	 * {@code fixed}; an unreadable version is not.
-	 */
-	static boolean before(String version, int[] fixed) {
-		String[] parts = version.split("[.-]");
-		for (int i = 0; i < fixed.length; i++) {
-			int part;
-			try {
-				part = (i < parts.length) ? Integer.parseInt(parts[i]) : 0;
-			}
-			catch (NumberFormatException ex) {
-				return false;
-			}
-			if (part != fixed[i]) {
-				return part < fixed[i];
-			}
-		}
-		return false;
+		return ioUringPresent && property == null && nettyVersion != null
+				&& HostVersions.before(nettyVersion, FIXED_IN);
 	}
 
 }

@@ -10,7 +10,7 @@ class IoUringReadWorkaroundTests {
 
 	@Test
 	void readsNettysVersionFromItsJars() {
-		assertThat(IoUringReadWorkaround.nettyVersion(getClass().getClassLoader())).matches("4\\.\\d+\\.\\d+.*");
+		assertThat(HostVersions.nettyVersion(getClass().getClassLoader())).matches("4\\.\\d+\\.\\d+.*");
 	}
 
 	@ParameterizedTest(name = "io_uring={0} netty={1} property={2} -> {3}")
