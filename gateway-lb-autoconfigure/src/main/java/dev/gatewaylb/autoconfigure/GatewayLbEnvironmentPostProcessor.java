@@ -64,8 +64,8 @@ public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostP
 			this.logger.warn("Reactor Netty " + reactorNettyVersion + " can stop reading a keep-alive connection "
 					+ "after a request the gateway answers at once (a 503, a 404), and the next request on it "
 					+ "then waits for its client's timeout (reactor/reactor-netty#4361, fixed in 1.3.8): "
-					+ "manage io.projectreactor.netty:reactor-netty-http and reactor-netty-core 1.3.8 or later "
-					+ "(gateway-lb's docs/transports.md)");
+					+ "manage io.projectreactor.netty:reactor-netty-http and reactor-netty-core 1.3.8 or later, "
+					+ "with Netty 4.2.18 or later (gateway-lb's docs/transports.md)");
 		}
 	}
 
