@@ -12,5 +12,5 @@ module=gateway-lb-autoconfigure
 mvn -B -q -pl "$module" test-compile dependency:build-classpath \
 	-Dmdep.includeScope=test -Dmdep.outputFile="$PWD/$module/target/request-path.classpath"
 java -cp "$module/target/test-classes:$module/target/classes:$(cat "$module/target/request-path.classpath")" \
-	org.openjdk.jmh.Main 'dev.gatewaylb.gateway.filter.RequestPathBenchmark' -prof gc \
+	org.openjdk.jmh.Main 'dev.gatewaylb.internal.exchange.RequestPathBenchmark' -prof gc \
 	-rf csv -rff "$module/target/request-path.csv" "$@"

@@ -2,6 +2,7 @@ package dev.gatewaylb;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
 
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
@@ -10,22 +11,33 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import dev.gatewaylb.config.GatewayLbProperties;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * Checks the package rule: the core is plain Java, outer layers depend on inner ones and
- * never the reverse. {@code balance}, {@code request}, {@code retry} and {@code control}
- * import the JDK only; {@code split}, {@code health} and {@code affinity} the JDK (its
- * MAC included) and {@code balance}; {@code hedge} the JDK, HdrHistogram and
- * {@code retry}; {@code overload} the JDK, Netflix concurrency-limits and
- * {@code balance}; {@code rollout} the JDK, HdrHistogram and {@code control};
- * {@code config} Spring Boot and, of ours, only {@code request}; within {@code gateway},
- * settings, upstream, discovery, runtime and filter each depend on the ones before only;
- * {@code gateway} neither {@code actuate} nor {@code autoconfigure}; {@code actuate} not
- * {@code autoconfigure}. No package cycles, at the top level or within {@code gateway}.
+ * Checks the package rule (docs/architecture.md draws it).
+ * <ul>
+ * <li>The API ({@code dev.gatewaylb.*} outside {@code internal}) names nothing internal,
+ * but for the binding records' parsers, the filter beans (thin shells around
+ * {@code internal.exchange}) and the auto-configuration, which wires everything.</li>
+ * <li>The pure cores import the JDK and each other only: {@code balance},
+ * {@code request}, {@code retry} and {@code control} the JDK alone; {@code split},
+ * {@code health} and {@code affinity.core} the JDK (its MAC included) and
+ * {@code balance}; {@code hedging.core} HdrHistogram and {@code retry};
+ * {@code overload.core} Netflix concurrency-limits and {@code balance}; {@code rollout}
+ * HdrHistogram, {@code control} and the rollout SPI.</li>
+ * <li>The request path's layers depend inward only: exchange, then runtime, then
+ * discovery and upstream, then settings.</li>
+ * <li>A feature ({@link #FEATURES}) is one package with its glue, beside its pure core:
+ * features do not import each other, and the runtime and the layers below it import none
+ * of them.</li>
+ * <li>No package cycles, between packages and between the internal tree's first-level
+ * packages.</li>
+ * </ul>
  */
 class ArchitectureTests {
 
@@ -33,105 +45,93 @@ class ArchitectureTests {
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.gatewaylb");
 
-	@Test
-	void balanceImportsTheJdkOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.balance..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.balance..")
-			.check(CLASSES);
+	private static final String INTERNAL = "dev.gatewaylb.internal.";
+
+	/**
+	 * The feature packages under {@code dev.gatewaylb.internal}: each holds one feature's
+	 * settings mapping, per-service state, jobs, report section and meters.
+	 */
+	static final List<String> FEATURES = List.of("affinity", "overload", "mirror", "locality", "hedging", "rollout");
+
+	static List<String> features() {
+		return FEATURES;
 	}
 
 	@Test
-	void requestImportsTheJdkOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.request..")
+	void theApiNamesNothingInternal() {
+		// The binding records validate with the request parsers; the filter beans and the
+		// auto-configuration are where the internal tree is plugged in.
+		noClasses().that()
+			.resideInAnyPackage("dev.gatewaylb.config..", "dev.gatewaylb.request..", "dev.gatewaylb.rollout..",
+					"dev.gatewaylb.actuate..", "dev.gatewaylb.bus..", "dev.gatewaylb.gateway.discovery..",
+					"dev.gatewaylb.gateway.upstream..")
 			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.request..")
+			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb.internal..")
+				.and(JavaClass.Predicates.resideOutsideOfPackage("dev.gatewaylb.internal.request..")))
 			.check(CLASSES);
-	}
-
-	@Test
-	void splitHealthAndAffinityImportTheJdkAndBalanceOnly() {
-		classes().that()
-			.resideInAnyPackage("dev.gatewaylb.split..", "dev.gatewaylb.health..", "dev.gatewaylb.affinity..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "javax.crypto..", "org.jspecify..", "dev.gatewaylb.balance..",
-					"dev.gatewaylb.split..", "dev.gatewaylb.health..", "dev.gatewaylb.affinity..")
-			.allowEmptyShould(true)
-			.check(CLASSES);
-	}
-
-	@Test
-	void overloadImportsTheJdkNetflixConcurrencyLimitsAndBalanceOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.overload..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "com.netflix.concurrency.limits..",
-					"dev.gatewaylb.balance..", "dev.gatewaylb.overload..")
-			.check(CLASSES);
-	}
-
-	@Test
-	void controlImportsTheJdkOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.control..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.control..")
-			.check(CLASSES);
-	}
-
-	@Test
-	void rolloutImportsTheJdkHdrHistogramAndTheControlThreadOnly() {
-		// Not the settings: they import the plan from here, and the runner is handed the
-		// plans by split name.
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.rollout..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.control..",
-					"dev.gatewaylb.rollout..")
-			.check(CLASSES);
-	}
-
-	@Test
-	void retryImportsTheJdkOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.retry..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "dev.gatewaylb.retry..")
-			.check(CLASSES);
-	}
-
-	@Test
-	void hedgeImportsTheJdkHdrHistogramAndTheRetryBudgetOnly() {
-		classes().that()
-			.resideInAPackage("dev.gatewaylb.hedge..")
-			.should()
-			.onlyDependOnClassesThat()
-			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", "dev.gatewaylb.retry..",
-					"dev.gatewaylb.hedge..")
-			.check(CLASSES);
-	}
-
-	@Test
-	void configImportsSpringBootAndOfOursTheRequestParsersOnly() {
-		// A binding record may hold a parsed value (a network, a key source) that the
-		// runtime uses as it is; nothing else of ours.
 		noClasses().that()
 			.resideInAPackage("dev.gatewaylb.config..")
 			.should()
-			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb..")
-				.and(JavaClass.Predicates.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.request..")))
-			.orShould()
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework.cloud..", "reactor..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void balanceRequestRetryAndControlImportTheJdkOnly() {
+		for (String core : List.of("balance", "request", "retry", "control")) {
+			classes().that()
+				.resideInAPackage(INTERNAL + core + "..")
+				.should()
+				.onlyDependOnClassesThat()
+				.resideInAnyPackage("java..", "org.jspecify..", INTERNAL + core + "..", "dev.gatewaylb.request..")
+				.check(CLASSES);
+		}
+	}
+
+	@Test
+	void splitHealthAndTheAffinityCoreImportTheJdkAndBalanceOnly() {
+		classes().that()
+			.resideInAnyPackage(INTERNAL + "split..", INTERNAL + "health..", INTERNAL + "affinity.core..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "javax.crypto..", "org.jspecify..", INTERNAL + "balance..",
+					INTERNAL + "split..", INTERNAL + "health..", INTERNAL + "affinity.core..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void theOverloadCoreImportsTheJdkNetflixConcurrencyLimitsAndBalanceOnly() {
+		classes().that()
+			.resideInAPackage(INTERNAL + "overload.core..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "com.netflix.concurrency.limits..", INTERNAL + "balance..",
+					INTERNAL + "overload.core..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void theHedgingCoreImportsTheJdkHdrHistogramAndTheRetryBudgetOnly() {
+		classes().that()
+			.resideInAPackage(INTERNAL + "hedging.core..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", INTERNAL + "retry..",
+					INTERNAL + "hedging.core..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void rolloutImportsTheJdkHdrHistogramTheControlThreadAndTheRolloutSpiOnly() {
+		// Not the settings: they import the plan from here, and the runner is handed the
+		// plans by split name.
+		classes().that()
+			.resideInAPackage(INTERNAL + "rollout..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "org.jspecify..", "org.HdrHistogram..", INTERNAL + "control..",
+					INTERNAL + "rollout..", "dev.gatewaylb.rollout..")
 			.check(CLASSES);
 	}
 
@@ -139,70 +139,92 @@ class ArchitectureTests {
 	void onlyTheSettingsLayerReadsTheBindingRecords() {
 		// The auto-configuration publishes the bound properties for configprops.
 		noClasses().that()
-			.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.gateway.settings..")
+			.resideOutsideOfPackages("dev.gatewaylb.config..", INTERNAL + "settings..", INTERNAL + "config..")
 			.should()
 			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb.config..")
 				.and(DescribedPredicate.not(JavaClass.Predicates.equivalentTo(GatewayLbProperties.class))))
-			.check(CLASSES);
-		noClasses().that()
-			.resideOutsideOfPackages("dev.gatewaylb.config..", "dev.gatewaylb.gateway.settings..",
-					"dev.gatewaylb.autoconfigure..")
-			.should()
-			.dependOnClassesThat()
-			.resideInAPackage("dev.gatewaylb.config..")
 			.check(CLASSES);
 	}
 
 	@Test
 	void theRequestPathLayersDependInwardOnly() {
-		// filter -> runtime -> discovery, upstream -> settings: never the reverse.
+		// exchange -> runtime -> discovery, upstream -> settings: never the reverse.
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.gateway.settings..")
+			.resideInAPackage(INTERNAL + "settings..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.discovery..",
-					"dev.gatewaylb.gateway.runtime..", "dev.gatewaylb.gateway.filter..")
+			.resideInAnyPackage(INTERNAL + "upstream..", INTERNAL + "discovery..", INTERNAL + "runtime..",
+					INTERNAL + "exchange..")
 			.check(CLASSES);
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.gateway.upstream..")
+			.resideInAPackage(INTERNAL + "upstream..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.gateway.discovery..", "dev.gatewaylb.gateway.runtime..",
-					"dev.gatewaylb.gateway.filter..")
+			.resideInAnyPackage(INTERNAL + "discovery..", INTERNAL + "runtime..", INTERNAL + "exchange..")
 			.check(CLASSES);
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.gateway.discovery..")
+			.resideInAPackage(INTERNAL + "discovery..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.gateway.upstream..", "dev.gatewaylb.gateway.runtime..",
-					"dev.gatewaylb.gateway.filter..")
+			.resideInAnyPackage(INTERNAL + "upstream..", INTERNAL + "runtime..", INTERNAL + "exchange..")
 			.check(CLASSES);
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.gateway.runtime..")
+			.resideInAPackage(INTERNAL + "runtime..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAPackage("dev.gatewaylb.gateway.filter..")
+			.resideInAPackage(INTERNAL + "exchange..")
 			.check(CLASSES);
 	}
 
 	@Test
-	void gatewayDoesNotImportTheOuterLayers() {
+	void theRequestPathDoesNotImportTheOuterLayers() {
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.gateway..")
+			.resideInAnyPackage(INTERNAL + "exchange..", INTERNAL + "runtime..", INTERNAL + "settings..",
+					INTERNAL + "upstream..", INTERNAL + "discovery..", "dev.gatewaylb.gateway..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAnyPackage("dev.gatewaylb.actuate..", "dev.gatewaylb.autoconfigure..")
+			.resideInAnyPackage(INTERNAL + "actuate..", INTERNAL + "autoconfigure..", "dev.gatewaylb.autoconfigure..")
+			.check(CLASSES);
+		noClasses().that()
+			.resideInAPackage(INTERNAL + "actuate..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(INTERNAL + "autoconfigure..", "dev.gatewaylb.autoconfigure..")
 			.check(CLASSES);
 	}
 
-	@Test
-	void actuateDoesNotImportAutoConfiguration() {
+	@ParameterizedTest
+	@MethodSource("features")
+	void aFeatureImportsNoOtherFeature(String feature) {
+		String[] others = FEATURES.stream()
+			.filter((other) -> !other.equals(feature))
+			.map((other) -> INTERNAL + other + "..")
+			.toArray(String[]::new);
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.actuate..")
+			.resideInAPackage(INTERNAL + feature + "..")
 			.should()
 			.dependOnClassesThat()
-			.resideInAPackage("dev.gatewaylb.autoconfigure..")
+			.resideInAnyPackage(others)
 			.allowEmptyShould(true)
+			.check(CLASSES);
+	}
+
+	@Test
+	void theRuntimeAndTheLayersBelowItImportNoFeature() {
+		// What a feature needs from them they hand over through one seam (the runtime's
+		// feature state, a job for every service); a feature is added without touching
+		// them. The settings root names each feature's settings, as the report root names
+		// each feature's section: one line each.
+		String[] features = FEATURES.stream()
+			.filter((feature) -> !feature.equals("rollout"))
+			.map((feature) -> INTERNAL + feature + "..")
+			.toArray(String[]::new);
+		noClasses().that()
+			.resideInAnyPackage(INTERNAL + "runtime..", INTERNAL + "upstream..", INTERNAL + "discovery..",
+					INTERNAL + "balance..", INTERNAL + "control..", INTERNAL + "request..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(features)
 			.check(CLASSES);
 	}
 
@@ -212,7 +234,7 @@ class ArchitectureTests {
 		// DNS query there would block it, once per request, for a name the client chose.
 		// Names resolve through these methods, and a reverse lookup through getHostName.
 		noClasses().that()
-			.resideInAPackage("dev.gatewaylb.request..")
+			.resideInAnyPackage(INTERNAL + "request..", "dev.gatewaylb.request..")
 			.should()
 			.callMethod(InetAddress.class, "getByName", String.class)
 			.orShould()
@@ -232,8 +254,8 @@ class ArchitectureTests {
 
 	@Test
 	void packagesHaveNoCycles() {
-		slices().matching("dev.gatewaylb.(*)..").should().beFreeOfCycles().check(CLASSES);
-		slices().matching("dev.gatewaylb.gateway.(*)..").should().beFreeOfCycles().check(CLASSES);
+		slices().matching("dev.gatewaylb.(**)").should().beFreeOfCycles().check(CLASSES);
+		slices().matching("dev.gatewaylb.internal.(*)..").should().beFreeOfCycles().check(CLASSES);
 	}
 
 }

@@ -2,7 +2,7 @@ package dev.gatewaylb.autoconfigure;
 
 import java.util.List;
 
-import dev.gatewaylb.control.ScheduledControlThread;
+import dev.gatewaylb.internal.control.ScheduledControlThread;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.SmartLifecycle;

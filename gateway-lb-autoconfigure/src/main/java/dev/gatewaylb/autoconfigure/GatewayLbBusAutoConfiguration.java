@@ -1,11 +1,11 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.bus.BusFleetDecisions;
+import dev.gatewaylb.internal.bus.BusFleetDecisions;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.settings.LiveSettings;
 import dev.gatewaylb.rollout.FleetDecisions;
-import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

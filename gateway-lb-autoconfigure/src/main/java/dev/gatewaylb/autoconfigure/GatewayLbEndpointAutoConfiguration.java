@@ -1,12 +1,12 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.actuate.CrossSiteWriteGuard;
-import dev.gatewaylb.actuate.GatewayLbEndpoint;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.internal.actuate.CrossSiteWriteGuard;
+import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.runtime.SplitCounters;
+import dev.gatewaylb.internal.settings.LiveSettings;
 import dev.gatewaylb.rollout.FleetDecisions;
-import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

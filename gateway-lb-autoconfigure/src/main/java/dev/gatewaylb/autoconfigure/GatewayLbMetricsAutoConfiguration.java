@@ -1,11 +1,11 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.actuate.GatewayLbMetrics;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.gateway.upstream.Upstreams;
-import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.internal.actuate.GatewayLbMetrics;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.runtime.SplitCounters;
+import dev.gatewaylb.internal.settings.LiveSettings;
+import dev.gatewaylb.internal.upstream.Upstreams;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;

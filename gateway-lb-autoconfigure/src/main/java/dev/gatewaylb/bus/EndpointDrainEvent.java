@@ -41,7 +41,7 @@ public class EndpointDrainEvent extends FleetEvent {
 	 * @param force whether the operator drained it beyond
 	 * {@code health.max-drain-percent}
 	 */
-	EndpointDrainEvent(Object source, String origin, Destination destination, String fleet, long version,
+	public EndpointDrainEvent(Object source, String origin, Destination destination, String fleet, long version,
 			String service, String endpoint, boolean drain, boolean force) {
 		super(source, origin, destination, fleet, version);
 		this.service = service;
@@ -83,12 +83,12 @@ public class EndpointDrainEvent extends FleetEvent {
 	}
 
 	@Override
-	List<@Nullable String> signedFields() {
+	public List<@Nullable String> signedFields() {
 		return Arrays.asList(this.service, this.endpoint, String.valueOf(this.drain), String.valueOf(this.force));
 	}
 
 	@Override
-	@Nullable String invalidField() {
+	public @Nullable String invalidField() {
 		if (!isName(this.service)) {
 			return "service";
 		}

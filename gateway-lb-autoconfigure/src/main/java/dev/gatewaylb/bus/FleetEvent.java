@@ -2,7 +2,6 @@ package dev.gatewaylb.bus;
 
 import java.util.List;
 
-import dev.gatewaylb.request.Logged;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -11,9 +10,9 @@ import org.springframework.cloud.bus.event.RemoteApplicationEvent;
 /**
  * What every gateway-lb event on the bus carries besides its own fields: the fleet it is
  * for ({@code gateway.lb.fleet.name}), the version of the decision (a hybrid logical
- * clock, {@link FleetClock}), and, with {@code gateway.lb.fleet.secret}, an HMAC-SHA256
- * signature over all of it ({@link FleetInbox}). Serialized as JSON by Spring Cloud Bus;
- * the setters are Jackson's.
+ * clock, the fleet clock), and, with {@code gateway.lb.fleet.secret}, an HMAC-SHA256
+ * signature over all of it (checked by the fleet's inbox). Serialized as JSON by Spring
+ * Cloud Bus; the setters are Jackson's.
  */
 public abstract class FleetEvent extends RemoteApplicationEvent {
 
@@ -81,27 +80,27 @@ public abstract class FleetEvent extends RemoteApplicationEvent {
 	 * Returns the event's own fields, in a fixed order, as the signature covers them.
 	 * @return the fields' values, {@code null} for a field not set
 	 */
-	abstract List<@Nullable String> signedFields();
+	public abstract List<@Nullable String> signedFields();
 
 	/**
 	 * Returns the name of the first of the event's own fields that is missing, too long
 	 * or not printable.
 	 * @return the field's name, or {@code null} when all are valid
 	 */
-	abstract @Nullable String invalidField();
+	public abstract @Nullable String invalidField();
 
 	/**
 	 * Returns whether a field holds a name: set, at most {@value #MAX_NAME_LENGTH}
 	 * characters, none of them a control character (a line break must not forge a log
 	 * line) or a space.
 	 */
-	static boolean isName(@Nullable String value) {
+	public static boolean isName(@Nullable String value) {
 		if (value == null || value.isEmpty() || value.length() > MAX_NAME_LENGTH) {
 			return false;
 		}
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
-			if (c == ' ' || Logged.isControl(c)) {
+			if (c == ' ' || Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
 				return false;
 			}
 		}

@@ -18,7 +18,7 @@ public class FleetStateEvent extends FleetEvent {
 	/**
 	 * The most rollouts, and the most drains, an answer may carry.
 	 */
-	static final int MAX_ENTRIES = 1000;
+	public static final int MAX_ENTRIES = 1000;
 
 	private List<RolloutState> rollouts = List.of();
 
@@ -40,7 +40,7 @@ public class FleetStateEvent extends FleetEvent {
 	 * @param rollouts where each rollout stands
 	 * @param drains the endpoints drained
 	 */
-	FleetStateEvent(Object source, String origin, Destination destination, String fleet, long version,
+	public FleetStateEvent(Object source, String origin, Destination destination, String fleet, long version,
 			List<RolloutState> rollouts, List<DrainState> drains) {
 		super(source, origin, destination, fleet, version);
 		this.rollouts = List.copyOf(rollouts);
@@ -64,7 +64,7 @@ public class FleetStateEvent extends FleetEvent {
 	}
 
 	@Override
-	List<@Nullable String> signedFields() {
+	public List<@Nullable String> signedFields() {
 		List<@Nullable String> fields = new ArrayList<>();
 		for (RolloutState rollout : this.rollouts) {
 			fields.add("rollout");
@@ -85,7 +85,7 @@ public class FleetStateEvent extends FleetEvent {
 	}
 
 	@Override
-	@Nullable String invalidField() {
+	public @Nullable String invalidField() {
 		if (this.rollouts.size() > MAX_ENTRIES) {
 			return "rollouts";
 		}

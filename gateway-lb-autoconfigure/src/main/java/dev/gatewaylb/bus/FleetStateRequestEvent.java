@@ -26,17 +26,17 @@ public class FleetStateRequestEvent extends FleetEvent {
 	 * @param fleet the fleet's name
 	 * @param version this replica's clock
 	 */
-	FleetStateRequestEvent(Object source, String origin, Destination destination, String fleet, long version) {
+	public FleetStateRequestEvent(Object source, String origin, Destination destination, String fleet, long version) {
 		super(source, origin, destination, fleet, version);
 	}
 
 	@Override
-	List<@Nullable String> signedFields() {
+	public List<@Nullable String> signedFields() {
 		return List.of();
 	}
 
 	@Override
-	@Nullable String invalidField() {
+	public @Nullable String invalidField() {
 		return null;
 	}
 

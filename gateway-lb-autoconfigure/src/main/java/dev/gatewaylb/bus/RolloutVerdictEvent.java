@@ -46,8 +46,8 @@ public class RolloutVerdictEvent extends FleetEvent {
 	 * @param reason why
 	 * @param byOperator whether an operator asked for it
 	 */
-	RolloutVerdictEvent(Object source, String origin, Destination destination, String fleet, long version, String split,
-			String plan, String action, @Nullable String reason, boolean byOperator) {
+	public RolloutVerdictEvent(Object source, String origin, Destination destination, String fleet, long version,
+			String split, String plan, String action, @Nullable String reason, boolean byOperator) {
 		super(source, origin, destination, fleet, version);
 		this.split = split;
 		this.plan = plan;
@@ -97,12 +97,12 @@ public class RolloutVerdictEvent extends FleetEvent {
 	}
 
 	@Override
-	List<@Nullable String> signedFields() {
+	public List<@Nullable String> signedFields() {
 		return Arrays.asList(this.split, this.plan, this.action, this.reason, String.valueOf(this.byOperator));
 	}
 
 	@Override
-	@Nullable String invalidField() {
+	public @Nullable String invalidField() {
 		if (!isName(this.split)) {
 			return "split";
 		}

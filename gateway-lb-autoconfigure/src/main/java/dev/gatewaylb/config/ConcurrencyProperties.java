@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.gatewaylb.request.HashKey;
+import dev.gatewaylb.internal.request.HashKey;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-import dev.gatewaylb.request.Tokens;
+import dev.gatewaylb.internal.request.Tokens;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;

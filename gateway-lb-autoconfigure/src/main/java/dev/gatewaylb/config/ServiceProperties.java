@@ -2,7 +2,7 @@ package dev.gatewaylb.config;
 
 import java.time.Duration;
 
-import dev.gatewaylb.request.HashKey;
+import dev.gatewaylb.internal.request.HashKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.NestedConfigurationProperty;

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.gatewaylb.request.Cidr;
-import dev.gatewaylb.request.Tokens;
+import dev.gatewaylb.internal.request.Tokens;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.NestedConfigurationProperty;

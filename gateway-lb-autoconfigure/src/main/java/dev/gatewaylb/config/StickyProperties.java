@@ -3,7 +3,7 @@ package dev.gatewaylb.config;
 import java.time.Duration;
 import java.util.Objects;
 
-import dev.gatewaylb.request.Tokens;
+import dev.gatewaylb.internal.request.Tokens;
 
 import org.springframework.boot.context.properties.bind.DefaultValue;
 

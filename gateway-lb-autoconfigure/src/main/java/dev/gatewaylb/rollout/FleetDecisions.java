@@ -29,8 +29,8 @@ public interface FleetDecisions {
 	/**
 	 * A rollout decision taken here.
 	 * @param split the split's name
-	 * @param plan the rollout's {@link Rollout.Plan#fingerprint()}, so that a replica
-	 * with another rollout block ignores it
+	 * @param plan the rollout's plan's fingerprint (its steps, interval and thresholds in
+	 * one word), so that a replica with another rollout block ignores it
 	 * @param action what the other replicas should do
 	 * @param reason why, as this replica's actuator shows it
 	 * @param byOperator whether an operator asked for it (a judgement's decision

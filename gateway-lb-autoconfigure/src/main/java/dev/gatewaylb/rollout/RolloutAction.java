@@ -12,28 +12,22 @@ public enum RolloutAction {
 	/**
 	 * Stay on the step, unjudged.
 	 */
-	PAUSE(VerdictKind.PAUSED),
+	PAUSE,
 
 	/**
 	 * Judge the step again, after a fresh interval.
 	 */
-	RESUME(VerdictKind.RESUMED),
+	RESUME,
 
 	/**
 	 * Give the target its last step's share now.
 	 */
-	PROMOTE(VerdictKind.PROMOTED),
+	PROMOTE,
 
 	/**
 	 * Give the target no share now.
 	 */
-	ROLL_BACK(VerdictKind.ROLLED_BACK);
-
-	private final VerdictKind verdict;
-
-	RolloutAction(VerdictKind verdict) {
-		this.verdict = verdict;
-	}
+	ROLL_BACK;
 
 	/**
 	 * Returns the action a request names: {@code pause}, {@code resume}, {@code promote},
@@ -59,15 +53,6 @@ public enum RolloutAction {
 	 */
 	public String label() {
 		return name().toLowerCase(Locale.ROOT).replace('_', '-');
-	}
-
-	/**
-	 * Returns the verdict the action is shown as. Not public: the action is API (the
-	 * {@link FleetDecisions} SPI names it), the verdict kinds are not.
-	 * @return the verdict kind
-	 */
-	VerdictKind verdict() {
-		return this.verdict;
 	}
 
 }

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.internal.settings.LiveSettings;
 import org.junit.jupiter.api.Test;
 import reactor.netty.http.client.HttpClient;
 

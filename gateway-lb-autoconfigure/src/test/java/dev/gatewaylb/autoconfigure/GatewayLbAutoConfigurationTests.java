@@ -3,14 +3,14 @@ package dev.gatewaylb.autoconfigure;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.gatewaylb.control.ScheduledControlThread;
-import dev.gatewaylb.gateway.discovery.InstanceCacheEviction;
+import dev.gatewaylb.internal.control.ScheduledControlThread;
+import dev.gatewaylb.internal.discovery.InstanceCacheEviction;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.UpstreamRoutingFilter;
-import dev.gatewaylb.gateway.runtime.ServiceBalancer;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.runtime.ServiceBalancer;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,5 +1,7 @@
 package dev.gatewaylb.config;
 
+import dev.gatewaylb.internal.settings.GatewayLbPropertiesBinder;
+
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashMap;

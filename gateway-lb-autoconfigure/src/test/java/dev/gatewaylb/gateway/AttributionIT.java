@@ -3,7 +3,7 @@ package dev.gatewaylb.gateway;
 import java.time.Duration;
 import java.util.List;
 
-import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.internal.balance.EndpointState;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

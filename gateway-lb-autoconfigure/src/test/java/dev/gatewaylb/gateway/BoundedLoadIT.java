@@ -7,10 +7,10 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
-import dev.gatewaylb.balance.Algorithm;
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
-import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.internal.balance.Algorithm;
+import dev.gatewaylb.internal.balance.Balancer;
+import dev.gatewaylb.internal.balance.BalancerSettings;
+import dev.gatewaylb.internal.balance.Endpoint;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;

@@ -7,10 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.gatewaylb.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
-import dev.gatewaylb.rollout.RolloutTrack;
-import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.internal.rollout.RolloutTrack;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

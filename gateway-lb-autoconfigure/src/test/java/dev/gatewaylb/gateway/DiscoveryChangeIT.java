@@ -8,9 +8,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.discovery.Member;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

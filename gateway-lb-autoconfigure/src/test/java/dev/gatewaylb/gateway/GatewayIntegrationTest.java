@@ -1,12 +1,12 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.internal.discovery.Member;
 import java.time.Duration;
 
-import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.balance.EndpointState;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 

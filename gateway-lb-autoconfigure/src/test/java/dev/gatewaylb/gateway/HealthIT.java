@@ -1,11 +1,11 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.internal.discovery.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.internal.balance.Snapshot;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;

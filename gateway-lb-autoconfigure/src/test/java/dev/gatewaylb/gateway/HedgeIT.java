@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.LongSupplier;
 
-import dev.gatewaylb.gateway.runtime.ServiceCounters;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
-import dev.gatewaylb.hedge.Hedging;
+import dev.gatewaylb.internal.runtime.ServiceCounters;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.hedging.core.Hedging;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;

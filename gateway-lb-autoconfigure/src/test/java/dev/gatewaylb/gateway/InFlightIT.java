@@ -1,13 +1,13 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.internal.discovery.Member;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;

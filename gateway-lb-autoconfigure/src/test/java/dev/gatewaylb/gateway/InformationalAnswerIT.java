@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.gateway.upstream.Upstream;
+import dev.gatewaylb.internal.upstream.Upstream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -3,8 +3,8 @@ package dev.gatewaylb.gateway;
 import java.time.Duration;
 import java.util.List;
 
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.discovery.Member;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.discovery.Member;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -13,12 +13,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.actuate.GatewayLbEndpoint;
+import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.actuate.GatewayLbReport;
-import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.gateway.discovery.Member;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.balance.EndpointState;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -168,7 +168,7 @@ class LocalityIT extends GatewayIntegrationTest {
 	void aDrainedLocalEndpointLowersTheLocalShareAsAnEjectedOneDoes() {
 		String address = "127.0.0.1:" + local.get(0).port();
 		assertThat(this.runtimes.drain("drained", address, true, true))
-			.isEqualTo(dev.gatewaylb.gateway.runtime.ServiceRuntimes.Drain.DONE);
+			.isEqualTo(dev.gatewaylb.internal.runtime.ServiceRuntimes.Drain.DONE);
 		try {
 			int requests = 3_000;
 			Map<String, Integer> backends = send("/drained/", requests, Map.of());

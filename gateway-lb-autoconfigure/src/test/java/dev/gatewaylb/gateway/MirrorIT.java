@@ -14,8 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.gateway.runtime.MirrorState;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.runtime.MirrorState;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;

@@ -1,7 +1,7 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.actuate.GatewayLbEndpoint;
-import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
+import dev.gatewaylb.internal.settings.LiveSettings;
 import java.net.URI;
 import java.time.Duration;
 import java.util.HashMap;

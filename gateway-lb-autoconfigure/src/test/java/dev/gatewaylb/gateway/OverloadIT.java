@@ -7,9 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
-import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.gateway.OpenLoad.Result;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -17,7 +17,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.internal.balance.EndpointState;
 import io.netty.buffer.ByteBuf;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

@@ -4,7 +4,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.rollout.Rollout;
-import dev.gatewaylb.rollout.RolloutTrack;
-import dev.gatewaylb.rollout.SplitRollouts;
+import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutTrack;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -15,7 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.balance.EndpointState;
+import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.gateway.RequestBodyIdleIT.RawClient;
 import dev.gatewaylb.gateway.RequestBodyIdleIT.RawResponse;
 import org.junit.jupiter.api.AfterAll;

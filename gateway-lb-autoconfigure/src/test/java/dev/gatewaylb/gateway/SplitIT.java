@@ -1,6 +1,6 @@
 package dev.gatewaylb.gateway;
 
-import dev.gatewaylb.gateway.settings.LiveSettings;
+import dev.gatewaylb.internal.settings.LiveSettings;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -10,8 +10,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.stream.IntStream;
 
-import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Split;
+import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.Split;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

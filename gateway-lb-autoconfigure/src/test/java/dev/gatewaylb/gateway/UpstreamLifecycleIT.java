@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.balance.EndpointState;
-import dev.gatewaylb.gateway.upstream.Upstreams;
+import dev.gatewaylb.internal.balance.EndpointState;
+import dev.gatewaylb.internal.upstream.Upstreams;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;

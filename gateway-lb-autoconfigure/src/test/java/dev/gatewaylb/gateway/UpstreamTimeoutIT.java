@@ -115,7 +115,7 @@ class UpstreamTimeoutIT extends GatewayIntegrationTest {
 			.collectList()
 			.block(java.time.Duration.ofSeconds(10));
 		assertThat(answers).extracting(GatewayClient.Answer::status).containsOnly(200);
-		dev.gatewaylb.balance.Snapshot<?> snapshot = this.runtimes.snapshot("queued");
+		dev.gatewaylb.internal.balance.Snapshot<?> snapshot = this.runtimes.snapshot("queued");
 		assertThat(snapshot.state(0).consecutiveFailures()).as("no failure charged").isZero();
 		assertThat(snapshot.state(0).ejections()).isZero();
 	}

@@ -4,10 +4,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
-import dev.gatewaylb.balance.Algorithm;
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
-import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.internal.balance.Algorithm;
+import dev.gatewaylb.internal.balance.Balancer;
+import dev.gatewaylb.internal.balance.BalancerSettings;
+import dev.gatewaylb.internal.balance.Endpoint;
 import dev.gatewaylb.benchmarks.Fixtures;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

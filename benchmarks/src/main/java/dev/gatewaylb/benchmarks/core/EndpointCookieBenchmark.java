@@ -7,12 +7,12 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
-import dev.gatewaylb.affinity.EndpointCookie;
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.BalancerSettings;
-import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.balance.Snapshot;
-import dev.gatewaylb.request.Cookies;
+import dev.gatewaylb.internal.affinity.core.EndpointCookie;
+import dev.gatewaylb.internal.balance.Balancer;
+import dev.gatewaylb.internal.balance.BalancerSettings;
+import dev.gatewaylb.internal.balance.Endpoint;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.request.Cookies;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

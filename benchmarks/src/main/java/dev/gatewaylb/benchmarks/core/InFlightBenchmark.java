@@ -2,11 +2,11 @@ package dev.gatewaylb.benchmarks.core;
 
 import java.util.concurrent.TimeUnit;
 
-import dev.gatewaylb.balance.Algorithm;
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.Endpoint;
-import dev.gatewaylb.balance.InFlightGuard;
-import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.internal.balance.Algorithm;
+import dev.gatewaylb.internal.balance.Balancer;
+import dev.gatewaylb.internal.balance.Endpoint;
+import dev.gatewaylb.internal.balance.InFlightGuard;
+import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
 import org.openjdk.jmh.annotations.Benchmark;

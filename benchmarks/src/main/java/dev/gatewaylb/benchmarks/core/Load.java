@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
-import dev.gatewaylb.balance.InFlightGuard;
-import dev.gatewaylb.balance.Snapshot;
+import dev.gatewaylb.internal.balance.InFlightGuard;
+import dev.gatewaylb.internal.balance.Snapshot;
 
 /**
  * Uneven load on a snapshot, seeded: every endpoint gets a latency sample of 1 to 50 ms

@@ -2,9 +2,9 @@ package dev.gatewaylb.benchmarks.core;
 
 import java.util.concurrent.TimeUnit;
 
-import dev.gatewaylb.balance.Algorithm;
-import dev.gatewaylb.balance.Balancer;
-import dev.gatewaylb.balance.Endpoint;
+import dev.gatewaylb.internal.balance.Algorithm;
+import dev.gatewaylb.internal.balance.Balancer;
+import dev.gatewaylb.internal.balance.Endpoint;
 import dev.gatewaylb.benchmarks.Fixtures;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.benchmarks.Fixtures;
-import dev.gatewaylb.request.Cookies;
-import dev.gatewaylb.split.AffinityCookie;
-import dev.gatewaylb.split.Split;
+import dev.gatewaylb.internal.request.Cookies;
+import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.Split;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -6,11 +6,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import dev.gatewaylb.balance.Algorithm;
+import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.benchmarks.Fixtures;
-import dev.gatewaylb.gateway.runtime.ServiceBalancer;
-import dev.gatewaylb.gateway.runtime.ServiceRuntime;
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.runtime.ServiceBalancer;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -56,11 +56,12 @@ import org.springframework.util.LinkedMultiValueMap;
  * such a request ends.
  * </ul>
  * What a gateway route pays gateway-lb per request is not here: routes no longer go
- * through {@code choose}, and {@code dev.gatewaylb.gateway.filter.RequestPathBenchmark}
- * (in gateway-lb-autoconfigure's test tree) measures their pick, lease, attempt and
- * release beside {@code RoundRobinLoadBalancer.choose()}. Two rows of earlier versions
- * are gone with their subject: {@code gatewayLbRegistry} (the pick without the
- * {@code Mono}, {@code BalancerRegistry.choose}, which no longer exists) and
+ * through {@code choose}, and
+ * {@code dev.gatewaylb.internal.exchange.RequestPathBenchmark} (in
+ * gateway-lb-autoconfigure's test tree) measures their pick, lease, attempt and release
+ * beside {@code RoundRobinLoadBalancer.choose()}. Two rows of earlier versions are gone
+ * with their subject: {@code gatewayLbRegistry} (the pick without the {@code Mono},
+ * {@code BalancerRegistry.choose}, which no longer exists) and
  * {@code gatewayLbChooseResolvedSupplier} (a {@code ServiceBalancer} whose supplier
  * lookup was resolved up front; it now reads its runtime, not a supplier).
  * <p>

@@ -5,11 +5,15 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
-import dev.gatewaylb.gateway.runtime.ServiceRuntimes;
-import dev.gatewaylb.gateway.runtime.SplitCounters;
-import dev.gatewaylb.rollout.SplitRollouts;
-import dev.gatewaylb.gateway.settings.LiveSettings;
-import dev.gatewaylb.split.AffinityCookie;
+import dev.gatewaylb.internal.runtime.ServiceRuntimes;
+import dev.gatewaylb.internal.runtime.SplitCounters;
+import dev.gatewaylb.internal.rollout.SplitRollouts;
+import dev.gatewaylb.internal.settings.LiveSettings;
+import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.exchange.ExchangeLease;
+import dev.gatewaylb.internal.exchange.ProxiedExchange;
+import dev.gatewaylb.internal.exchange.ProxyServices;
+import dev.gatewaylb.internal.exchange.SplitRouting;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;

@@ -1,5 +1,8 @@
 package dev.gatewaylb.gateway.filter;
 
+import dev.gatewaylb.internal.exchange.ExchangeLease;
+import dev.gatewaylb.internal.exchange.UpstreamBodyResponse;
+
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;

@@ -1,5 +1,8 @@
 package dev.gatewaylb.gateway.filter;
 
+import dev.gatewaylb.internal.exchange.Attempt;
+import dev.gatewaylb.internal.exchange.RequestBodyIdle;
+
 import java.util.List;
 
 import reactor.core.publisher.Mono;

@@ -1,8 +1,0 @@
-/**
- * Endpoint snapshots, the balancing algorithms, slow start, the stable hash and in-flight
- * accounting. Pure Java: nothing here knows Spring, Reactor or a socket.
- */
-@NullMarked
-package dev.gatewaylb.balance;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,8 +1,0 @@
-/**
- * Hedged (backup) requests, as pure Java: when a service's attempt has waited long enough
- * to deserve a backup. Imports the JDK, HdrHistogram and {@code health} only.
- */
-@NullMarked
-package dev.gatewaylb.hedge;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,8 @@
+/**
+ * A fleet's shared decisions over Spring Cloud Bus: rollout verdicts and drains one
+ * replica takes, followed by every other.
+ */
+@NullMarked
+package dev.gatewaylb.internal.bus;
+
+import org.jspecify.annotations.NullMarked;

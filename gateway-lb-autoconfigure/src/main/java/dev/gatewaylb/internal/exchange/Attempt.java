@@ -1,0 +1,331 @@
+package dev.gatewaylb.internal.exchange;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+
+import dev.gatewaylb.internal.balance.EndpointState;
+import dev.gatewaylb.internal.balance.InFlightGuard;
+import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.upstream.Outcome;
+import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import dev.gatewaylb.internal.hedging.core.Hedging;
+import io.netty.channel.EventLoop;
+import org.jspecify.annotations.Nullable;
+import reactor.util.context.Context;
+
+/**
+ * One attempt of an exchange at one endpoint: its in-flight claim (it is the guard), what
+ * its connection reported (how far it got, the status, when it was sent), and its
+ * outcome, settled once. It is the {@link UpstreamObserver} of its request: the service's
+ * client reports to it on the upstream connection's event loop.
+ * <p>
+ * The outcome is settled by one compare-and-set, by whichever comes first: the
+ * connection's own end ({@link #responseCompleted()}, {@link #responseFailed}), or the
+ * exchange's owner ({@link ProxiedExchange}) for what only it sees (an error before the
+ * headers, a failure status, a retry or a hedge that makes the attempt moot). So an
+ * attempt is charged at most once: a retried 503 is not charged again when the gateway
+ * closes its connection, and a body cut by a client that went away is charged to nobody.
+ * The claim ends when the endpoint is done with the request (its body arrived or the
+ * attempt ended), not when the gateway has finished writing to the client: a client that
+ * sends its next request as soon as it has the answer must not find the endpoint still
+ * busy with the last one.
+ * <p>
+ * Everything an attempt needs is given when it is made; it calls nothing back but its
+ * endpoint's passive health and, for the first attempt of a hedged round, the hedge timer
+ * it was given. A rollout's side is judged by the exchange's owner, which sees what the
+ * client gets.
+ */
+public final class Attempt extends InFlightGuard implements UpstreamObserver {
+
+	/**
+	 * What a failed attempt's latency sample counts as at least: a failure that is fast
+	 * must not make its endpoint look fast to peak-EWMA.
+	 */
+	static final long FAILURE_LATENCY_NANOS = 1_000_000_000L;
+
+	/**
+	 * The exchange attribute that names the attempt an exchange routes: the real
+	 * exchange's for a single attempt, each hedged attempt's own exchange's in a race
+	 * ({@link AttemptExchange}).
+	 */
+	public static final String ATTRIBUTE = Attempt.class.getName();
+
+	private static final VarHandle SETTLED;
+
+	static {
+		try {
+			SETTLED = MethodHandles.lookup().findVarHandle(Attempt.class, "settled", Outcome.Kind.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	private final ServiceRuntime runtime;
+
+	private final Member member;
+
+	private final ExchangeLease lease;
+
+	/**
+	 * Whether a rollout judges the attempt, and so needs the time it was sent.
+	 */
+	private final boolean judged;
+
+	/**
+	 * When the exchange's first request was sent, by the balancer clock; 0 when this
+	 * attempt is the first to be sent, or the time was not needed.
+	 */
+	private final long firstSentNanos;
+
+	private final @Nullable SendListener sendListener;
+
+	/**
+	 * The partition of the service's concurrency limit the request counts in, or -1 when
+	 * the service partitions nothing.
+	 */
+	private final int partition;
+
+	/**
+	 * The time to the response headers, for the endpoint's concurrency limiter; -1 until
+	 * they arrive, or when the service limits nothing.
+	 */
+	private long headersNanos = -1;
+
+	private volatile Outcome.Phase phase = Outcome.Phase.CONNECTING;
+
+	private volatile int status;
+
+	@SuppressWarnings("unused") // accessed through SETTLED
+	private volatile Outcome.@Nullable Kind settled;
+
+	/**
+	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
+	 * raised.
+	 * @param state the endpoint's state
+	 * @param decayNanos the peak-EWMA decay of the service
+	 * @param runtime the service's runtime
+	 * @param member the endpoint
+	 * @param lease the exchange's lease, which says whether the client went away
+	 * @param judged whether a rollout judges the attempt (it needs the time it was sent)
+	 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
+	 * @param sendListener told when the request is sent, or {@code null}
+	 * @param partition the partition of the concurrency limit the exchange counts in,
+	 * already counted, or -1
+	 */
+	Attempt(EndpointState state, long decayNanos, ServiceRuntime runtime, Member member, ExchangeLease lease,
+			boolean judged, long firstSentNanos, @Nullable SendListener sendListener, int partition) {
+		super(state, decayNanos);
+		this.partition = partition;
+		this.runtime = runtime;
+		this.member = member;
+		this.lease = lease;
+		this.judged = judged;
+		this.firstSentNanos = firstSentNanos;
+		this.sendListener = sendListener;
+	}
+
+	public ServiceRuntime runtime() {
+		return this.runtime;
+	}
+
+	Member member() {
+		return this.member;
+	}
+
+	Outcome.Phase phase() {
+		return this.phase;
+	}
+
+	/**
+	 * Returns when the exchange's first request was sent: this attempt's
+	 * ({@link #startNanos()}), if it was the first.
+	 * @return the time, or 0 if not sent or the clock was not needed
+	 */
+	long firstSentOfExchangeNanos() {
+		return (this.firstSentNanos != 0) ? this.firstSentNanos : startNanos();
+	}
+
+	/**
+	 * Returns the Reactor context that carries this attempt to its client's callbacks.
+	 */
+	public Context context() {
+		return Context.of(CONTEXT_KEY, this);
+	}
+
+	/**
+	 * Returns the outcome, or {@code null} while the attempt is open.
+	 */
+	Outcome.@Nullable Kind outcome() {
+		return this.settled;
+	}
+
+	@Override
+	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
+		this.phase = Outcome.Phase.SENDING;
+		boolean retries = this.runtime.settings().retry().attempts() > 0;
+		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.judged
+				|| this.runtime.limitsConcurrency();
+		// The clock is read only when a retry's deadline, a latency sample, a hedge, a
+		// rollout or a concurrency limiter needs the time; it is then when the request
+		// left, the latency sample's start.
+		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtime.nanoTime() : 0;
+		start(now);
+		if (this.firstSentNanos == 0 && retries) {
+			// Once per exchange: the first request sent is what the budget is a share of.
+			this.runtime.budget().requested(now);
+		}
+		SendListener listener = this.sendListener;
+		if (listener != null) {
+			listener.sent(this, eventLoop);
+		}
+		return Deadline.headerTimeout(this.runtime.settings().upstream().responseTimeout(), this.firstSentNanos, now);
+	}
+
+	@Override
+	public void requestSent() {
+		this.phase = Outcome.Phase.AWAITING_HEADERS;
+	}
+
+	@Override
+	public void responseReceived(int status) {
+		this.status = status;
+		this.phase = Outcome.Phase.RECEIVING;
+		Hedging hedging = this.runtime.hedging();
+		boolean endpointLatency = this.runtime.recordsLatency();
+		boolean limited = this.runtime.limitsConcurrency();
+		if (endpointLatency || hedging != null || limited) {
+			long now = this.runtime.nanoTime();
+			if (endpointLatency) {
+				recordLatency(now);
+			}
+			if (hedging != null) {
+				hedging.record(now - startNanos());
+			}
+			if (limited) {
+				this.headersNanos = now - startNanos();
+			}
+		}
+	}
+
+	@Override
+	public void responseCompleted() {
+		// The status decides even here: the owner may not have looked at it yet.
+		end(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
+	}
+
+	/**
+	 * Notes that the exchange's client went away, as its lease does when the exchange is
+	 * cancelled: what the endpoint does from now on is charged to nobody.
+	 */
+	void clientWentAway() {
+		this.lease.clientGone();
+	}
+
+	@Override
+	public void responseFailed(Throwable error) {
+		end(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));
+	}
+
+	/**
+	 * Returns whether the service's passive health counts a status as the endpoint's
+	 * failure ({@code health.passive.on-statuses}).
+	 * @param status the upstream's status
+	 * @return whether a failure
+	 */
+	boolean countsAsFailure(int status) {
+		return this.runtime.settings().health().passive().countsAsFailure(status);
+	}
+
+	/**
+	 * Settles the outcome, the first time only, and charges the endpoint for it; the
+	 * claim stays (a failure status's body is still on its way).
+	 * @param kind the outcome
+	 * @return whether this call settled it
+	 */
+	boolean settle(Outcome.Kind kind) {
+		if (!SETTLED.compareAndSet(this, null, kind)) {
+			return false;
+		}
+		switch (kind.charge()) {
+			case SUCCESS -> {
+				if (this.runtime.limitsConcurrency()) {
+					// A success once the whole body arrived, timed to its headers.
+					endpoint().addLimitSample(this.headersNanos, false);
+				}
+				this.runtime.succeeded(endpoint());
+			}
+			case FAILURE -> {
+				boolean limited = this.runtime.limitsConcurrency();
+				if (this.runtime.recordsLatency() || limited) {
+					long now = this.runtime.nanoTime();
+					if (this.runtime.recordsLatency()) {
+						recordFailure(FAILURE_LATENCY_NANOS, now);
+					}
+					if (limited) {
+						// A drop, timed to its headers, or to now when it failed before
+						// them; one that never left has no time.
+						long rtt = (this.headersNanos >= 0) ? this.headersNanos
+								: (this.phase == Outcome.Phase.CONNECTING) ? -1 : now - startNanos();
+						endpoint().addLimitSample(rtt, true);
+					}
+				}
+				this.runtime.failed(endpoint());
+			}
+			case NOBODY -> {
+				// Not the endpoint's doing: nothing for its health, no sample for its
+				// limiter (a client that left, a hedge that lost, our own cancel).
+			}
+		}
+		return true;
+	}
+
+	@Override
+	protected void released() {
+		int index = this.partition;
+		if (index >= 0) {
+			this.runtime.partitions().release(index);
+		}
+		if (this.runtime.limitsConcurrency()) {
+			// The endpoint's place is free (released before this hook): a request waiting
+			// for one (concurrency.max-wait) may take it. One read when none waits.
+			this.runtime.partitions().wakeOne();
+		}
+	}
+
+	/**
+	 * Ends the attempt: settles its outcome if nothing has, and releases its claim, the
+	 * endpoint being done with it.
+	 * @param kind the outcome, if not settled yet
+	 */
+	void end(Outcome.Kind kind) {
+		settle(kind);
+		release();
+	}
+
+	/**
+	 * Gives the attempt up: whatever it has not settled yet is the gateway's doing.
+	 */
+	void abandon() {
+		end(Outcome.Kind.CANCELLED);
+	}
+
+	/**
+	 * Hears that an attempt's request is about to be sent, on its connection's event
+	 * loop: the first attempt of a hedged round arms the hedge timer there.
+	 */
+	@FunctionalInterface
+	interface SendListener {
+
+		/**
+		 * Called when the attempt's request is about to be sent.
+		 * @param attempt the attempt
+		 * @param eventLoop the event loop of its connection, the calling thread
+		 */
+		void sent(Attempt attempt, EventLoop eventLoop);
+
+	}
+
+}

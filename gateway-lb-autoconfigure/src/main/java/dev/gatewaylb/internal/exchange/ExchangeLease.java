@@ -1,0 +1,138 @@
+package dev.gatewaylb.internal.exchange;
+
+import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One exchange's release guard: it holds the in-flight claim of the exchange's current
+ * attempt until the whole exchange is over (body written, error, or client gone), and
+ * knows whether the client went away. {@link InFlightReleaseFilter} opens it before the
+ * gateway writes the body and closes it after; {@link ProxiedExchange} hands it each
+ * attempt it makes.
+ * <p>
+ * Thread-safe without a lock: the current attempt lives in one field updated by
+ * compare-and-set, and a closed lease releases any attempt handed to it at once, so a
+ * pick that races a cancellation cannot leak its claim. Releasing is idempotent
+ * ({@link Attempt#release()}), so the attempt ending its own claim when its connection is
+ * done and the lease releasing it again when the exchange ends count once.
+ */
+public final class ExchangeLease {
+
+	/**
+	 * The exchange attribute holding the lease.
+	 */
+	public static final String ATTRIBUTE = ExchangeLease.class.getName();
+
+	private static final Object CLOSED = new Object();
+
+	private static final VarHandle CURRENT;
+
+	static {
+		try {
+			CURRENT = MethodHandles.lookup().findVarHandle(ExchangeLease.class, "current", Object.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	/**
+	 * The current attempt, or {@link #CLOSED}; accessed through {@link #CURRENT}, a field
+	 * rather than an {@code AtomicReference} so that a lease is one small object.
+	 */
+	@SuppressWarnings("unused")
+	private volatile @Nullable Object current;
+
+	private volatile boolean clientGone;
+
+	/**
+	 * The mirror of the exchange, told when the exchange ends and shown the primary's
+	 * answer as it is written; {@code null} when the request is not mirrored.
+	 */
+	private volatile @Nullable Mirror mirror;
+
+	/**
+	 * Makes {@code attempt} the one whose claim the lease holds, releasing the claim of
+	 * the one it replaces; a closed lease releases it at once.
+	 * @param attempt the attempt
+	 */
+	void hold(Attempt attempt) {
+		Object previous;
+		do {
+			previous = this.current;
+			if (previous == CLOSED) {
+				attempt.release();
+				return;
+			}
+		}
+		while (!CURRENT.compareAndSet(this, previous, attempt));
+		if (previous instanceof Attempt replaced && replaced != attempt) {
+			replaced.release();
+		}
+	}
+
+	/**
+	 * Returns the attempt whose claim the lease holds.
+	 * @return the attempt, or {@code null} before the first pick and after close
+	 */
+	@Nullable Attempt current() {
+		return (this.current instanceof Attempt attempt) ? attempt : null;
+	}
+
+	/**
+	 * Notes that the client went away: what the endpoint does from now on is not its
+	 * doing, and is charged to nobody. Called before the cancellation reaches the
+	 * upstream connection.
+	 */
+	public void clientGone() {
+		this.clientGone = true;
+	}
+
+	/**
+	 * Returns whether the client went away.
+	 * @return whether gone
+	 */
+	boolean isClientGone() {
+		return this.clientGone;
+	}
+
+	/**
+	 * Makes the lease tell a mirror of the exchange when the exchange ends.
+	 * @param mirror the mirror
+	 */
+	void mirror(Mirror mirror) {
+		this.mirror = mirror;
+		if (this.current == CLOSED) {
+			// The exchange ended while the mirror was being made (a first request that
+			// waited for its service, then a client gone): close() missed it.
+			mirror.primaryEnded();
+		}
+	}
+
+	/**
+	 * Returns the exchange's mirror.
+	 * @return the mirror, or {@code null} when the request is not mirrored
+	 */
+	@Nullable Mirror mirror() {
+		return this.mirror;
+	}
+
+	/**
+	 * Releases the current attempt's claim and any handed over later, and tells the
+	 * exchange's mirror that the exchange ended; idempotent.
+	 */
+	public void close() {
+		if (CURRENT.getAndSet(this, CLOSED) instanceof Attempt last) {
+			last.release();
+		}
+		Mirror mirror = this.mirror;
+		if (mirror != null) {
+			mirror.primaryEnded();
+		}
+	}
+
+}

@@ -1,0 +1,46 @@
+package dev.gatewaylb.internal.runtime;
+
+/**
+ * What became of a request's endpoint affinity ({@code affinity.cookie}), counted once
+ * per request in {@code gateway.lb.affinity{outcome}}.
+ */
+public enum AffinityOutcome {
+
+	/**
+	 * Its valid cookie named an endpoint that answered it.
+	 */
+	FOLLOWED("followed"),
+
+	/**
+	 * It had no cookie: the service's algorithm picked, and a cookie was issued.
+	 */
+	NEW("new"),
+
+	/**
+	 * Its valid cookie named an endpoint that could not take it (gone, ejected, failing
+	 * its checks, at its concurrency limit), or a retry or a backup left that endpoint:
+	 * the session moved and the cookie was issued again.
+	 */
+	MOVED("moved"),
+
+	/**
+	 * Its cookie was not one this service signed (tampered with, of another service, or
+	 * of a secret no longer accepted): ignored, a fresh pick.
+	 */
+	REJECTED("rejected");
+
+	private final String tag;
+
+	AffinityOutcome(String tag) {
+		this.tag = tag;
+	}
+
+	/**
+	 * Returns the value of the meter's {@code outcome} tag.
+	 * @return the tag
+	 */
+	public String tag() {
+		return this.tag;
+	}
+
+}

@@ -1,0 +1,677 @@
+package dev.gatewaylb.internal.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.ControlThread;
+import dev.gatewaylb.internal.discovery.DiscoveryPoller;
+import dev.gatewaylb.internal.discovery.DiscoveryRejection;
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.discovery.Membership;
+import dev.gatewaylb.internal.settings.GatewayLbSettings;
+import dev.gatewaylb.internal.settings.LiveSettings;
+import dev.gatewaylb.internal.settings.SplitSettings;
+import dev.gatewaylb.internal.upstream.Upstream;
+import dev.gatewaylb.internal.upstream.Upstreams;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * Every service's {@link ServiceRuntime}, by id: the registry the request path reads, and
+ * the place where runtimes are put in force, on the control thread, never on the request
+ * path.
+ * <p>
+ * A service is tracked from start-up when a route names it ({@code lb://id}), when it is
+ * configured under {@code gateway.lb.services}, or when it is a split target, so the
+ * actuator shows its endpoints and drain works before its first request; a service first
+ * named by a request is tracked then, and that request waits for its first build without
+ * blocking, but only when discovery lists it ({@link KnownServices}): any other id a
+ * request names is answered 503 and never tracked, and a service that is no longer named
+ * anywhere nor listed is removed ({@code known-services} job). Each tracked service gets
+ * its first runtime from the {@link RuntimeFactory}, its endpoints from the
+ * {@link DiscoveryPoller} (the balancer is rebuilt only when the membership changed, and
+ * the pools of departed endpoints close after a grace), and a next runtime when refreshed
+ * settings change it (what they did not touch is carried over; a replaced pool closes
+ * once no request uses it: {@link UpstreamRetirement}). The {@code latency-ejection} and
+ * {@code hedge-window-roll} jobs run over every runtime.
+ * <p>
+ * Why this is safe without locks on the request path: a request reads a service's runtime
+ * with one map read and one volatile read; every write happens on the control thread, one
+ * task at a time, and each task reads the newest inputs when it runs, so an older input
+ * never overwrites a newer one.
+ */
+public final class ServiceRuntimes {
+
+	// Longer than this package's other classes: it is the registry's whole public API
+	// (look-ups for the request path, the actuator and Spring Cloud LoadBalancer,
+	// tracking and forgetting, drain, listeners), each method with its contract; every
+	// job it had
+	// besides lives in a class of its own.
+
+	/**
+	 * The longest a drain waits for the control thread.
+	 */
+	static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
+
+	private static final Log logger = LogFactory.getLog(ServiceRuntimes.class);
+
+	private final LiveSettings settings;
+
+	private final InstanceSource source;
+
+	private final ControlThread control;
+
+	private final RuntimeFactory factory;
+
+	private final DiscoveryPoller discovery;
+
+	private final UpstreamRetirement retirement;
+
+	private final LatencyEjection latencyEjection;
+
+	private final SuccessRateEjection successRateEjection;
+
+	private final ConcurrencyLimiting concurrencyLimiting;
+
+	private final HedgeWindows hedgeWindows;
+
+	private final AffinityWindows affinityWindows;
+
+	private final LocalitySpilling localitySpilling;
+
+	private final KnownServices known = new KnownServices();
+
+	/**
+	 * Requests that named a service nobody knows, answered 503 without a runtime.
+	 */
+	private final LongAdder unknownNamed = new LongAdder();
+
+	/**
+	 * Whether a listing of discovery's services is under way. Control thread.
+	 */
+	private boolean listing;
+
+	private @Nullable String lastListingError;
+
+	/**
+	 * Slots by lower-case id, and by every other spelling a lookup used.
+	 */
+	private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+
+	private final List<RuntimeListener> listeners = new CopyOnWriteArrayList<>();
+
+	private volatile boolean started;
+
+	private volatile boolean stopped;
+
+	/**
+	 * Creates the registry; no job runs until {@link #start()}.
+	 * @param settings the settings in force
+	 * @param source where instances come from
+	 * @param upstreams builds each service's pools
+	 * @param control the control thread, whose clock is every balancer's
+	 * @param random the random source of the randomized algorithms, called once per pick
+	 * on the picking thread
+	 */
+	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, ControlThread control,
+			Supplier<? extends RandomGenerator> random) {
+		this.settings = Objects.requireNonNull(settings, "settings");
+		this.source = Objects.requireNonNull(source, "source");
+		this.control = Objects.requireNonNull(control, "control");
+		this.factory = new RuntimeFactory(upstreams, control::nanoTime, random, control);
+		this.discovery = new DiscoveryPoller(source, control);
+		this.retirement = new UpstreamRetirement(control);
+		this.latencyEjection = new LatencyEjection(this::all, control);
+		this.successRateEjection = new SuccessRateEjection(this::all, control);
+		this.concurrencyLimiting = new ConcurrencyLimiting(this::all, control);
+		this.hedgeWindows = new HedgeWindows(this::all, control);
+		this.affinityWindows = new AffinityWindows(this::all, control);
+		this.localitySpilling = new LocalitySpilling(this::all, control);
+		this.known.configured(settings.get());
+	}
+
+	/**
+	 * Returns the balancer clock's current time: the control thread's.
+	 * @return nanoseconds
+	 */
+	public long nanoTime() {
+		return this.control.nanoTime();
+	}
+
+	/**
+	 * Adds a listener told of every new runtime and every new snapshot, on the control
+	 * thread. It is told at once of the runtimes that exist.
+	 * @param listener the listener
+	 */
+	public void addListener(RuntimeListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+		this.control.execute(() -> all().forEach((runtime) -> listener.runtimeChanged(null, runtime)));
+	}
+
+	/**
+	 * Returns the runtime of a service, as fast as a map read: the request path.
+	 * @param serviceId the id in any spelling
+	 * @return the runtime, or {@code null} when the service is not tracked or not built
+	 * yet
+	 */
+	public @Nullable ServiceRuntime find(String serviceId) {
+		Slot slot = slot(serviceId);
+		// Ready once discovery's first answer is applied: a request never meets a
+		// service whose endpoints are not known yet.
+		return (slot != null && slot.ready.isDone()) ? slot.runtime : null;
+	}
+
+	/**
+	 * Returns the runtime of a service once it is built, tracking the service if it was
+	 * not and is known; never blocks. Right after start-up, an id only discovery can know
+	 * waits for discovery's first listing.
+	 * @param serviceId the id in any spelling
+	 * @return the runtime, or empty when no route, configuration, split or discovery
+	 * names the service (counted, nothing tracked)
+	 */
+	public Mono<ServiceRuntime> whenReady(String serviceId) {
+		Slot slot = slot(serviceId);
+		if (slot == null && !this.known.contains(serviceId)) {
+			if (this.known.listed.isDone()) {
+				this.unknownNamed.increment();
+				return Mono.empty();
+			}
+			return Mono.fromFuture(this.known.listed, true).then(Mono.defer(() -> whenReady(serviceId)));
+		}
+		if (slot == null) {
+			slot = slotOf(serviceId);
+		}
+		ServiceRuntime runtime = slot.runtime;
+		if (runtime != null && slot.ready.isDone()) {
+			return Mono.just(runtime);
+		}
+		return Mono.fromFuture(slot.ready, true);
+	}
+
+	/**
+	 * Returns how many requests named a service that no route, configuration, split or
+	 * discovery knows; each was answered 503.
+	 * @return the count since start-up
+	 */
+	public long unknownNamed() {
+		return this.unknownNamed.sum();
+	}
+
+	/**
+	 * Puts the services the gateway's routes name in place of those named before, and
+	 * tracks them. A service no longer named anywhere is removed later.
+	 * @param serviceIds every service the routes name, split names resolved to their
+	 * targets
+	 */
+	public void routed(Collection<String> serviceIds) {
+		this.known.routed(serviceIds);
+		track(serviceIds);
+	}
+
+	/**
+	 * Starts tracking services: their runtimes are built on the control thread.
+	 * @param serviceIds ids in any spelling
+	 */
+	public void track(Collection<String> serviceIds) {
+		serviceIds.forEach(this::track);
+	}
+
+	/**
+	 * Starts tracking a service: its runtime is built on the control thread.
+	 * @param serviceId the id in any spelling
+	 */
+	public void track(String serviceId) {
+		slotOf(serviceId);
+	}
+
+	/**
+	 * Returns every service's runtime, sorted by id.
+	 * @return the runtimes built so far
+	 */
+	public List<ServiceRuntime> all() {
+		Map<String, ServiceRuntime> sorted = new TreeMap<>();
+		for (Slot slot : distinctSlots()) {
+			ServiceRuntime runtime = slot.runtime;
+			if (runtime != null) {
+				sorted.put(runtime.id(), runtime);
+			}
+		}
+		return List.copyOf(sorted.values());
+	}
+
+	/**
+	 * Returns the current snapshot of a service.
+	 * @param serviceId the id in any spelling
+	 * @return the snapshot, or {@code null} when the service has no runtime
+	 */
+	public @Nullable Snapshot<Member> snapshot(String serviceId) {
+		ServiceRuntime runtime = find(serviceId);
+		return (runtime != null) ? runtime.snapshot() : null;
+	}
+
+	/**
+	 * Returns the current snapshot of every service, by id.
+	 * @return the snapshots, sorted by id
+	 */
+	public Map<String, Snapshot<Member>> snapshots() {
+		Map<String, Snapshot<Member>> snapshots = new TreeMap<>();
+		all().forEach((runtime) -> snapshots.put(runtime.id(), runtime.snapshot()));
+		return snapshots;
+	}
+
+	/**
+	 * Returns the endpoints that drain, by service id: what a replica that starts takes
+	 * from its peers.
+	 * @return the drained endpoints' {@code host:port}, by service id, sorted
+	 */
+	public Map<String, List<String>> drained() {
+		Map<String, List<String>> drained = new TreeMap<>();
+		snapshots().forEach((id, snapshot) -> {
+			for (int i = 0; i < snapshot.size(); i++) {
+				if (snapshot.isDraining(i)) {
+					drained.computeIfAbsent(id, (key) -> new ArrayList<>()).add(snapshot.endpoint(i).address());
+				}
+			}
+		});
+		return drained;
+	}
+
+	/**
+	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
+	 * finish, and it stays drained while discovery keeps it. Takes effect before this
+	 * returns. Blocks for the control thread, and right after start-up for the service's
+	 * first instance list: not for event loops. A drain that would leave more than the
+	 * service's {@code health.max-drain-percent} of its endpoints draining is refused
+	 * unless forced.
+	 * @param serviceId the id in any spelling
+	 * @param address the endpoint's {@code host:port}
+	 * @param drain whether to drain
+	 * @param force whether to drain beyond {@code health.max-drain-percent}
+	 * @return what was done
+	 */
+	public Drain drain(String serviceId, String address, boolean drain, boolean force) {
+		Slot slot = slot(serviceId);
+		if (slot == null) {
+			return Drain.NOT_AN_ENDPOINT;
+		}
+		try {
+			// Right after start-up, discovery's first answer may not be in yet: the
+			// endpoint to drain is not known before it.
+			slot.ready.get(DiscoveryPoller.FIRST_POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			return this.control.call(DRAIN_TIMEOUT, () -> {
+				ServiceRuntime runtime = slot.runtime;
+				if (runtime == null) {
+					return Drain.NOT_AN_ENDPOINT;
+				}
+				Snapshot<Member> previous = runtime.snapshot();
+				if (drain && !force
+						&& !runtime.settings().health().allowsDrain(draining(previous, address), previous.size())) {
+					return Drain.OVER_MAX_DRAIN_PERCENT;
+				}
+				Snapshot<Member> next = runtime.balancer().drain(address, drain);
+				if (next != null && next != previous) {
+					publish(runtime, previous, next);
+				}
+				return (next != null) ? Drain.DONE : Drain.NOT_AN_ENDPOINT;
+			});
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("interrupted while draining " + address, ex);
+		}
+		catch (ExecutionException | TimeoutException | IllegalStateException ex) {
+			throw new IllegalStateException("could not drain " + address + " of " + serviceId, ex);
+		}
+	}
+
+	/**
+	 * Returns how many endpoints of a snapshot drain, not counting {@code address}: a
+	 * drain of an endpoint already draining is no new drain.
+	 */
+	private static int draining(Snapshot<Member> snapshot, String address) {
+		int draining = 0;
+		for (int i = 0; i < snapshot.size(); i++) {
+			if (snapshot.isDraining(i) && !snapshot.endpoint(i).address().equals(address)) {
+				draining++;
+			}
+		}
+		return draining;
+	}
+
+	/**
+	 * What a drain did.
+	 */
+	public enum Drain {
+
+		/**
+		 * The endpoint drains, or no longer does.
+		 */
+		DONE,
+
+		/**
+		 * The service has no such endpoint (or no such service is tracked).
+		 */
+		NOT_AN_ENDPOINT,
+
+		/**
+		 * Refused: more than {@code health.max-drain-percent} of the service's endpoints
+		 * would drain.
+		 */
+		OVER_MAX_DRAIN_PERCENT
+
+	}
+
+	/**
+	 * Reads every tracked service's instances now, as after a discovery announcement.
+	 */
+	public void pollNow() {
+		this.discovery.pollNow();
+	}
+
+	/**
+	 * Starts following the settings and the jobs: {@code discovery-poll},
+	 * {@code latency-ejection}, {@code success-rate-ejection},
+	 * {@code concurrency-limits}, {@code hedge-window-roll}, {@code affinity-window},
+	 * {@code locality-spill}; idempotent.
+	 */
+	public synchronized void start() {
+		if (this.started) {
+			return;
+		}
+		this.started = true;
+		this.settings.onApply((applied) -> this.control.execute(() -> settingsApplied(applied)));
+		this.discovery.start();
+		this.control.execute(this::listServices);
+		this.control.every("known-services", DiscoveryPoller.POLL_INTERVAL, this::listServices);
+		this.latencyEjection.start();
+		this.successRateEjection.start();
+		this.concurrencyLimiting.start();
+		this.hedgeWindows.start();
+		this.affinityWindows.start();
+		this.localitySpilling.start();
+	}
+
+	/**
+	 * Closes every service's pools and builds nothing more. Call it once the control
+	 * thread has stopped, so that no task of it runs while the pools close.
+	 */
+	public void stop() {
+		this.stopped = true;
+		for (Slot slot : distinctSlots()) {
+			ServiceRuntime runtime = slot.runtime;
+			Upstream upstream = (runtime != null) ? runtime.upstreamOrNull() : null;
+			if (upstream != null) {
+				upstream.close().subscribe();
+			}
+		}
+	}
+
+	private Slot slotOf(String serviceId) {
+		Slot found = slot(serviceId);
+		if (found != null) {
+			return found;
+		}
+		String id = serviceId.toLowerCase(Locale.ROOT);
+		boolean[] created = new boolean[1];
+		Slot slot = this.slots.computeIfAbsent(id, (key) -> {
+			created[0] = true;
+			return new Slot(key);
+		});
+		if (created[0]) {
+			this.control.execute(() -> create(slot));
+		}
+		return slot;
+	}
+
+	private @Nullable Slot slot(String serviceId) {
+		Slot slot = this.slots.get(serviceId);
+		if (slot == null) {
+			String id = serviceId.toLowerCase(Locale.ROOT);
+			if (!id.equals(serviceId)) {
+				slot = this.slots.get(id);
+				if (slot != null && slot.spellings.incrementAndGet() <= Slot.MAX_SPELLINGS) {
+					// A spelling remembered saves the lower-casing of the next look-up
+					// (Eureka's ids are upper-case). A request can name a service in
+					// any mixture of cases, so only the first few are kept: the map
+					// stays bounded.
+					this.slots.putIfAbsent(serviceId, slot);
+				}
+			}
+		}
+		return slot;
+	}
+
+	/**
+	 * Returns how many keys the registry's map holds, spellings included: for tests.
+	 */
+	int keys() {
+		return this.slots.size();
+	}
+
+	private Collection<Slot> distinctSlots() {
+		Map<Slot, Boolean> distinct = new IdentityHashMap<>();
+		this.slots.values().forEach((slot) -> distinct.put(slot, true));
+		return distinct.keySet();
+	}
+
+	// Everything below runs on the control thread.
+
+	private void settingsApplied(GatewayLbSettings applied) {
+		if (this.stopped) {
+			return;
+		}
+		for (Slot slot : distinctSlots()) {
+			ServiceRuntime current = slot.runtime;
+			if (current == null) {
+				continue;
+			}
+			RuntimeFactory.Next next = this.factory.next(current, applied.forService(slot.id));
+			if (!next.changed()) {
+				continue;
+			}
+			Snapshot<Member> rebuiltFrom = next.rebuiltFrom();
+			if (rebuiltFrom != null) {
+				publish(current, rebuiltFrom, current.snapshot());
+			}
+			Upstream replaced = next.replaced();
+			if (replaced != null) {
+				logger.info("Rebuilt the connection pools of " + slot.id
+						+ "; the old ones close once no request uses them");
+				this.retirement.retire(replaced);
+			}
+			slot.runtime = next.runtime();
+			this.listeners.forEach((listener) -> listener.runtimeChanged(current, next.runtime()));
+		}
+		this.known.configured(applied);
+		track(applied.configuredServices());
+		track(applied.mirrorTargets());
+		for (SplitSettings split : applied.splits().values()) {
+			split.split().targets().forEach((target) -> track(target.service()));
+		}
+	}
+
+	private void create(Slot slot) {
+		if (this.stopped) {
+			return;
+		}
+		boolean balancedHere = true;
+		try {
+			balancedHere = this.source.balancesHere(slot.id);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not tell whether service " + slot.id + " has a balancer of its own; balancing it", ex);
+		}
+		if (!balancedHere) {
+			logger.info("Service " + slot.id + " has a Spring Cloud LoadBalancer balancer of the application's own; "
+					+ "gateway-lb leaves its requests to Spring Cloud Gateway");
+		}
+		ServiceRuntime runtime = this.factory.first(slot.id, this.settings.get().forService(slot.id), balancedHere);
+		slot.runtime = runtime;
+		this.listeners.forEach((listener) -> listener.runtimeChanged(null, runtime));
+		if (!balancedHere) {
+			slot.ready.complete(runtime);
+			return;
+		}
+		slot.watch = this.discovery.watch(slot.id, new DiscoveryPoller.Listener() {
+
+			@Override
+			public void membersChanged(Membership previous, Membership next) {
+				ServiceRuntime current = slot.runtime;
+				Snapshot<Member> before = current.snapshot();
+				publish(current, before, current.balancer().update(next.members()));
+				List<Member> departed = previous.departedIn(next);
+				if (!departed.isEmpty()) {
+					ServiceRuntimes.this.retirement.departed(departed, () -> slot.runtime.upstreamOrNull(),
+							() -> slot.watch.membership());
+				}
+			}
+
+			@Override
+			public void ready() {
+				slot.ready.complete(slot.runtime);
+			}
+
+			@Override
+			public void rejected(DiscoveryRejection rejection) {
+				slot.runtime.counters().discoveryRejected().get(rejection).increment();
+			}
+
+		});
+	}
+
+	private void listServices() {
+		if (this.listing || this.stopped) {
+			return;
+		}
+		this.listing = true;
+		Mono<Set<String>> services;
+		try {
+			services = this.source.services().timeout(DiscoveryPoller.FIRST_POLL_TIMEOUT).defaultIfEmpty(Set.of());
+		}
+		catch (RuntimeException | Error ex) {
+			this.listing = false;
+			listingFailed(ex);
+			return;
+		}
+		services.subscribe((ids) -> this.control.execute(() -> {
+			this.listing = false;
+			this.lastListingError = null;
+			this.known.discovered(ids);
+			forgetUnknown();
+		}), (error) -> this.control.execute(() -> {
+			this.listing = false;
+			listingFailed(error);
+		}));
+	}
+
+	private void listingFailed(Throwable error) {
+		String described = String.valueOf(error);
+		if (!described.equals(this.lastListingError)) {
+			logger.warn("Could not list discovery's services; keeping the last list", error);
+		}
+		this.lastListingError = described;
+		// A request waiting for the first listing goes on with the services named
+		// elsewhere.
+		this.known.listed.complete(null);
+	}
+
+	/**
+	 * Removes the runtimes of services that have been unknown for
+	 * {@link KnownServices#FORGET_AFTER}: their pools close once no request uses them,
+	 * their meters go.
+	 */
+	private void forgetUnknown() {
+		long now = this.control.nanoTime();
+		for (Slot slot : distinctSlots()) {
+			if (this.known.contains(slot.id)) {
+				slot.unknownSince = null;
+			}
+			else if (slot.unknownSince == null) {
+				slot.unknownSince = now;
+			}
+			else if (now - slot.unknownSince >= KnownServices.FORGET_AFTER.toNanos()) {
+				forget(slot);
+			}
+		}
+	}
+
+	private void forget(Slot slot) {
+		this.slots.values().removeIf((tracked) -> tracked == slot);
+		if (slot.watch != null) {
+			this.discovery.unwatch(slot.watch);
+		}
+		ServiceRuntime runtime = slot.runtime;
+		if (runtime == null) {
+			return;
+		}
+		slot.ready.complete(runtime);
+		Upstream upstream = runtime.upstreamOrNull();
+		if (upstream != null) {
+			this.retirement.retire(upstream);
+		}
+		this.listeners.forEach((listener) -> listener.runtimeRemoved(runtime));
+		logger
+			.info("Service " + slot.id + " is no longer named by a route, the configuration or a split, nor listed by "
+					+ "discovery; removed it, its pools close once no request uses them");
+	}
+
+	private void publish(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
+		this.listeners.forEach((listener) -> listener.snapshotChanged(runtime, previous, next));
+	}
+
+	/**
+	 * One tracked service. {@link #runtime} is written on the control thread and read by
+	 * requests; {@link #watch} is confined to the control thread.
+	 */
+	private static final class Slot {
+
+		/**
+		 * The most spellings of an id besides the lower-case one remembered as keys.
+		 */
+		static final int MAX_SPELLINGS = 8;
+
+		final String id;
+
+		final AtomicInteger spellings = new AtomicInteger();
+
+		final CompletableFuture<ServiceRuntime> ready = new CompletableFuture<>();
+
+		volatile @Nullable ServiceRuntime runtime;
+
+		DiscoveryPoller.@Nullable Watch watch;
+
+		/**
+		 * Since when no route, configuration, split or discovery names the service, or
+		 * {@code null}. Control thread.
+		 */
+		@Nullable Long unknownSince;
+
+		Slot(String id) {
+			this.id = id;
+		}
+
+	}
+
+}

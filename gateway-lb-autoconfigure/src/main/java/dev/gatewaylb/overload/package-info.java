@@ -1,9 +1,0 @@
-/**
- * Overload protection: adaptive concurrency limits per endpoint, computed by Netflix's
- * concurrency-limits algorithms from samples the request path adds to each endpoint, and
- * the partitions that share a service's limit. Plain Java and that library.
- */
-@NullMarked
-package dev.gatewaylb.overload;
-
-import org.jspecify.annotations.NullMarked;

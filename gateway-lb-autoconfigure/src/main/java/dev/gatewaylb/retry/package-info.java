@@ -1,8 +1,0 @@
-/**
- * The retry budget: retries, and hedged backups, as a share of a service's recent
- * requests. Pure Java.
- */
-@NullMarked
-package dev.gatewaylb.retry;
-
-import org.jspecify.annotations.NullMarked;

@@ -1,8 +1,0 @@
-/**
- * Traffic splits between services and the affinity cookie that keeps a session on one
- * side. Pure Java.
- */
-@NullMarked
-package dev.gatewaylb.split;
-
-import org.jspecify.annotations.NullMarked;

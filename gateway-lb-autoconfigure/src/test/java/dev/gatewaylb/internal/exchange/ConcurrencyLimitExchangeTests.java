@@ -1,0 +1,239 @@
+package dev.gatewaylb.internal.exchange;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.gatewaylb.internal.balance.EndpointState;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.discovery.Member;
+import io.netty.handler.timeout.ReadTimeoutException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The attempt loop of a service with concurrency limits, driven step by step: what is
+ * shed, how it is answered, what each outcome gives the endpoints' limiters.
+ */
+class ConcurrencyLimitExchangeTests {
+
+	private static final Map<String, Object> LIMITED = Map.of("gateway.lb.defaults.concurrency.limit", "fixed",
+			"gateway.lb.defaults.concurrency.initial-limit", "1");
+
+	@Test
+	void aRequestFindingEveryEndpointAtItsLimitIsAnswered503WithRetryAfterAndNeverSent() {
+		try (ScriptedExchanges service = new ScriptedExchanges(LIMITED, "a", "b")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(first.sends).hasSize(1);
+			assertThat(second.sends).hasSize(1);
+			assertThat(first.send(0).endpoint()).isNotEqualTo(second.send(0).endpoint());
+			ScriptedExchanges.Run shed = service.start(HttpMethod.GET);
+			assertThat(shed.sends).as("nothing sent").isEmpty();
+			assertThat(shed.status()).isEqualTo(503);
+			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+			assertThat(shed.body())
+				.isEqualTo("{\"status\":503,\"error\":\"concurrency limit reached\",\"service\":\"svc\"}");
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			assertThat(service.runtime.counters().retried().sum()).as("never retried").isZero();
+			assertThat(service.runtime.counters().noEndpoint().sum()).isZero();
+			finish(first, second);
+			ScriptedExchanges.Run after = service.start(HttpMethod.GET);
+			assertThat(after.sends).as("picked again once one ended").hasSize(1);
+			finish(after);
+			shed.end();
+		}
+	}
+
+	@Test
+	void aHedgedServiceShedsTheSameWay() {
+		Map<String, Object> hedged = new java.util.HashMap<>(LIMITED);
+		hedged.put("gateway.lb.defaults.hedge.max-extra-load", "0.5");
+		try (ScriptedExchanges service = new ScriptedExchanges(hedged, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run shed = service.start(HttpMethod.GET);
+			assertThat(shed.status()).isEqualTo(503);
+			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			finish(first);
+			shed.end();
+		}
+	}
+
+	@Test
+	void aSuccessIsASampleAtTheEndOfItsBodyAFailureADropAndAClientGoneNothing() {
+		try (ScriptedExchanges service = new ScriptedExchanges(LIMITED, "a")) {
+			EndpointState state = service.snapshot().state(0);
+			ScriptedExchanges.Run ok = service.start(HttpMethod.GET);
+			ok.send(0).sent().answers(200);
+			assertThat(state.limitSamples()).as("headers only").isZero();
+			ok.send(0).completes();
+			assertThat(state.limitSamples()).isEqualTo(1);
+			assertThat(state.limitDrops()).isZero();
+			ok.end();
+
+			ScriptedExchanges.Run timedOut = service.start(HttpMethod.POST);
+			timedOut.send(0).sent().fails(ReadTimeoutException.INSTANCE);
+			assertThat(state.limitDrops()).isEqualTo(1);
+			assertThat(state.limitSamples()).as("a timeout is timed").isEqualTo(2);
+			timedOut.end();
+
+			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
+			gone.send(0).sent();
+			gone.cancel();
+			gone.send(0).attempt.responseFailed(new java.io.IOException("connection reset"));
+			assertThat(state.limitSamples()).isEqualTo(2);
+			assertThat(state.limitDrops()).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void aPartitionUnderItsShareGoesOverTheLimitsAndTheOneFurthestPastItsShareIsShed() {
+		Map<String, Object> partitioned = new java.util.HashMap<>(LIMITED);
+		partitioned.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
+		partitioned.put("gateway.lb.defaults.concurrency.partitions.critical", "0.5");
+		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a", "b")) {
+			limitEveryEndpointTo(service, 2);
+			// A service limit of 4: critical is guaranteed 2, the rest 2.
+			service.runtime.partitions().serviceLimit(4);
+			List<ScriptedExchanges.Run> rest = new ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				rest.add(service.start(HttpMethod.GET));
+			}
+			assertThat(rest.subList(0, 4)).as("its share of 2, then 2 borrowed from critical's idle share")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(rest.get(4).status()).as("past its share, the service at its limit").isEqualTo(503);
+			ScriptedExchanges.Run critical = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical2 = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical3 = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical4 = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run critical5 = service.start(HttpMethod.GET, "X-Class", "critical");
+			assertThat(List.of(critical, critical2)).as("its share")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(List.of(critical3, critical4)).as("past its share, but the rest is further past its own (4/2)")
+				.allSatisfy((run) -> assertThat(run.sends).hasSize(1));
+			assertThat(critical5.status()).as("as far past its share as the rest (4/2): shed").isEqualTo(503);
+			ScriptedExchanges.Run rest6 = service.start(HttpMethod.GET);
+			assertThat(rest6.status()).as("neither is further past than the rest").isEqualTo(503);
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(4, 4);
+			finish(rest.get(0), rest.get(1), rest.get(2), rest.get(3), critical, critical2, critical3, critical4);
+			rest.get(4).end();
+			rest6.end();
+			critical5.end();
+			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(0, 0);
+		}
+	}
+
+	@Test
+	void withMaxWaitARequestThatFindsNoPlaceWaitsForTheNextToEndAndIsSentThere() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.sends).as("waiting, not sent").isEmpty();
+			assertThat(second.status()).as("not answered").isZero();
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			ScriptedExchanges.Run third = service.start(HttpMethod.GET);
+			assertThat(third.status()).as("the queue holds as many as the limit, one before it is known")
+				.isEqualTo(503);
+			finish(first);
+			assertThat(second.sends).as("sent once the first ended").hasSize(1);
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).as("the third only").isEqualTo(1);
+			finish(second);
+			third.end();
+		}
+	}
+
+	@Test
+	void aWaiterNoPlaceFreesForIsShedAtItsDeadline() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "50ms");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			long start = System.nanoTime();
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.status()).isZero();
+			org.awaitility.Awaitility.await()
+				.atMost(java.time.Duration.ofSeconds(5))
+				.until(() -> second.status() == 503);
+			assertThat(System.nanoTime() - start).as("not before max-wait")
+				.isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50).toNanos());
+			assertThat(second.sends).isEmpty();
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			finish(first);
+			second.end();
+		}
+	}
+
+	@Test
+	void aWaiterWhoseClientLeftIsOutOfTheQueueAndTheNextOneGetsThePlace() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			service.runtime.partitions().serviceLimit(2);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run next = service.start(HttpMethod.GET);
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(2);
+			gone.cancel();
+			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			finish(first);
+			assertThat(gone.sends).isEmpty();
+			assertThat(next.sends).as("the place went to the one still waiting").hasSize(1);
+			assertThat(service.runtime.partitions().waiting()).isZero();
+			assertThat(service.runtime.counters().shed().sum()).as("a client gone is not shed").isZero();
+			finish(next);
+			assertThat(service.snapshot().state(0).inFlight()).isZero();
+		}
+	}
+
+	@Test
+	void aWaiterPicksOnceMoreAtItsDeadlineAndIsSentIfAPlaceFreedWithoutWakingIt() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "50ms");
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
+			assertThat(second.sends).isEmpty();
+			// A place no ending request frees, so nothing wakes the waiter: as one freed
+			// between a failed pick and the waiter's joining the queue.
+			limitEveryEndpointTo(service, 2);
+			org.awaitility.Awaitility.await()
+				.atMost(java.time.Duration.ofSeconds(5))
+				.until(() -> !second.sends.isEmpty() || second.status() != 0);
+			assertThat(second.status()).as("not shed").isZero();
+			assertThat(second.sends).hasSize(1);
+			assertThat(service.runtime.counters().shed().sum()).isZero();
+			finish(first, second);
+		}
+	}
+
+	private static void limitEveryEndpointTo(ScriptedExchanges service, int limit) {
+		Snapshot<Member> snapshot = service.snapshot();
+		for (int i = 0; i < snapshot.size(); i++) {
+			snapshot.state(i).concurrencyLimit(limit);
+		}
+	}
+
+	private static void finish(ScriptedExchanges.Run... runs) {
+		for (ScriptedExchanges.Run run : runs) {
+			run.send(0).sent().answers(200);
+			run.send(0).completes();
+			run.end();
+		}
+	}
+
+}

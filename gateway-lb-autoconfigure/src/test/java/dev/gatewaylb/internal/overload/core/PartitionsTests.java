@@ -1,0 +1,279 @@
+package dev.gatewaylb.internal.overload.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class PartitionsTests {
+
+	@Test
+	void aPartitionIsUnderItsShareUntilItHasItAndTheRestHasWhatTheSharesLeave() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.7, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		int batch = partitions.indexOf(new StringBuilder("batch"));
+		int rest = partitions.indexOf("other");
+		assertThat(partitions.indexOf(null)).isEqualTo(rest);
+		assertThat(new int[] { critical, batch, rest }).doesNotHaveDuplicates();
+		partitions.serviceLimit(100);
+		for (int i = 0; i < 70; i++) {
+			assertThat(partitions.underShare(critical)).as("critical with %d in flight", i).isTrue();
+			partitions.acquire(critical);
+		}
+		assertThat(partitions.underShare(critical)).isFalse();
+		for (int i = 0; i < 10; i++) {
+			assertThat(partitions.underShare(rest)).as("the rest with %d in flight", i).isTrue();
+			partitions.acquire(rest);
+		}
+		assertThat(partitions.underShare(rest)).as("the rest, a tenth of the limit").isFalse();
+		assertThat(partitions.report()).extracting(Partitions.Partition::guaranteed).containsExactly(20L, 70L, 10L);
+	}
+
+	@Test
+	void aPartitionPastItsShareBorrowsOnlyWhileTheServiceIsUnderItsLimit() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		int batch = partitions.indexOf("batch");
+		partitions.serviceLimit(10);
+		// batch's share is 2: past it, it borrows what critical leaves idle, up to the
+		// service's limit.
+		for (int i = 0; i < 9; i++) {
+			partitions.acquire(batch);
+		}
+		assertThat(partitions.underShare(batch)).isFalse();
+		assertThat(partitions.hasSpare(batch)).as("9 of 10 in flight").isTrue();
+		partitions.acquire(batch);
+		assertThat(partitions.hasSpare(batch)).as("10 of 10: batch is shed").isFalse();
+		// Critical is still under its share of 8, so it goes past the limit: what batch
+		// borrowed never keeps it from its share.
+		assertThat(partitions.underShare(critical)).isTrue();
+		for (int i = 0; i < 8; i++) {
+			partitions.acquire(critical);
+		}
+		assertThat(partitions.underShare(critical)).as("8 of its 8").isFalse();
+		assertThat(partitions.hasSpare(critical)).as("critical 8 of 8 against batch 10 of 2: batch goes first")
+			.isTrue();
+		partitions.acquire(critical);
+		partitions.acquire(critical);
+		assertThat(partitions.hasSpare(critical)).as("critical 10 of 8 against batch 10 of 2").isTrue();
+		for (int i = 0; i < 8; i++) {
+			partitions.release(batch);
+		}
+		assertThat(partitions.hasSpare(critical)).as("critical 10 of 8 against batch 2 of 2, 12 of 10 in flight")
+			.isFalse();
+		assertThat(partitions.hasSpare(batch)).as("batch, critical being further past its share").isTrue();
+		Partitions withRest = Partitions.of(Map.of("critical", 1.0));
+		withRest.serviceLimit(10);
+		int rest = withRest.indexOf(null);
+		assertThat(withRest.underShare(rest)).as("the rest has no share").isFalse();
+		assertThat(withRest.hasSpare(rest)).as("but an idle service admits it").isTrue();
+	}
+
+	@Test
+	void everythingIsUnderItsShareBeforeTheFirstLimitIsKnown() {
+		Partitions partitions = Partitions.of(Map.of("a", 0.5));
+		partitions.acquire(0);
+		assertThat(partitions.underShare(0)).isTrue();
+		assertThat(partitions.hasSpare(0)).isTrue();
+		partitions.release(0);
+		assertThat(partitions.report().get(0).inFlight()).isZero();
+	}
+
+	@Test
+	void aFreedPlaceWakesTheWaiterOfThePartitionFurthestUnderItsShareFirstComeFirstServed() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		int batch = partitions.indexOf("batch");
+		partitions.serviceLimit(10);
+		// critical 8 of its 8, batch 2 of its 2: equal use; then one critical ends.
+		acquire(partitions, critical, 8);
+		acquire(partitions, batch, 2);
+		List<String> woken = new ArrayList<>();
+		partitions.await(batch, false, picks(partitions, () -> woken.add("batch-1")));
+		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-1")));
+		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-2")));
+		assertThat(partitions.waiting()).isEqualTo(3);
+		partitions.release(critical);
+		partitions.wakeOne();
+		assertThat(woken).as("critical at 7 of 8 against batch at 2 of 2").containsExactly("critical-1");
+		partitions.acquire(critical);
+		partitions.release(batch);
+		partitions.wakeOne();
+		assertThat(woken).as("batch at 1 of 2 against critical at 8 of 8").containsExactly("critical-1", "batch-1");
+		partitions.wakeOne();
+		assertThat(woken).containsExactly("critical-1", "batch-1", "critical-2");
+		partitions.wakeOne();
+		assertThat(woken).as("nobody left to wake").hasSize(3);
+		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aCancelledWaiterIsNeverWokenAndAWokenOneCannotBeCancelled() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(4);
+		AtomicInteger wakes = new AtomicInteger();
+		Partitions.Waiter first = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
+		Partitions.Waiter second = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
+		assertThat(first).isNotNull();
+		assertThat(second).isNotNull();
+		assertThat(partitions.cancel(first)).isTrue();
+		assertThat(partitions.cancel(first)).as("cancelled once").isFalse();
+		partitions.wakeOne();
+		assertThat(wakes).hasValue(1);
+		assertThat(partitions.cancel(second)).as("already woken").isFalse();
+		partitions.wakeOne();
+		assertThat(wakes).hasValue(1);
+		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aWaiterThatLostItsPlaceGoesBackToTheHeadOfItsQueuePastTheBound() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(1);
+		List<String> woken = new ArrayList<>();
+		assertThat(partitions.await(rest, false, () -> woken.add("first"))).isNotNull();
+		assertThat(partitions.await(rest, false, () -> woken.add("second"))).as("past the bound of 1").isNull();
+		partitions.wakeOne();
+		// "first" lost the place to a request that never waited, and a newcomer queued.
+		assertThat(partitions.await(rest, false, () -> woken.add("newcomer"))).isNotNull();
+		assertThat(partitions.await(rest, true, () -> woken.add("first again"))).as("it had its turn").isNotNull();
+		partitions.wakeOne();
+		partitions.wakeOne();
+		assertThat(woken).containsExactly("first", "first again", "newcomer");
+	}
+
+	@Test
+	void atMostAPartitionsShareOfTheLimitWaits() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		int batch = partitions.indexOf("batch");
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(10);
+		for (int i = 0; i < 2; i++) {
+			assertThat(partitions.await(batch, false, () -> {
+			})).as("batch waiter %d of its 2", i + 1).isNotNull();
+		}
+		assertThat(partitions.await(batch, false, () -> {
+		})).as("a third batch waiter").isNull();
+		for (int i = 0; i < 8; i++) {
+			assertThat(partitions.await(critical, false, () -> {
+			})).as("critical waiter %d of its 8", i + 1).isNotNull();
+		}
+		assertThat(partitions.await(critical, false, () -> {
+		})).isNull();
+		assertThat(partitions.await(rest, false, () -> {
+		})).as("the rest, no share: one").isNotNull();
+		assertThat(partitions.await(rest, false, () -> {
+		})).isNull();
+		assertThat(partitions.waiting()).isEqualTo(11);
+	}
+
+	@Test
+	void racingReleasesAndCancelsWakeEachWaiterAtMostOnceAndLeaveNoneCounted() throws Exception {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.5));
+		partitions.serviceLimit(1_000);
+		int threads = 8;
+		int perThread = 2_000;
+		AtomicInteger woken = new AtomicInteger();
+		AtomicInteger cancelled = new AtomicInteger();
+		AtomicInteger twice = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				done.add(pool.submit(() -> {
+					java.util.Random random = new java.util.Random(seed);
+					for (int i = 0; i < perThread; i++) {
+						AtomicInteger wakes = new AtomicInteger();
+						Partitions.Waiter waiter = partitions.await(random.nextInt(2), random.nextBoolean(), () -> {
+							if (wakes.incrementAndGet() > 1) {
+								twice.incrementAndGet();
+							}
+							woken.incrementAndGet();
+							partitions.handOverTaken();
+						});
+						if (waiter == null) {
+							continue;
+						}
+						if (random.nextBoolean() && partitions.cancel(waiter)) {
+							cancelled.incrementAndGet();
+						}
+						partitions.wakeOne();
+					}
+				}));
+			}
+			for (Future<?> future : done) {
+				future.get(30, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		// Bounded: a count that drifted fails below rather than hangs here.
+		for (int i = 0; i < threads * perThread && partitions.waiting() > 0; i++) {
+			partitions.wakeOne();
+		}
+		assertThat(twice).hasValue(0);
+		assertThat(woken.get() + cancelled.get()).as("each waiter woken or cancelled").isEqualTo(threads * perThread);
+		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aWokenWaiterIsCountedAsWaitingUntilItHasPicked() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(4);
+		assertThat(partitions.await(rest, false, () -> {
+		})).isNotNull();
+		partitions.wakeOne();
+		assertThat(partitions.waiting()).as("woken, its pick still to come: newcomers hold back").isEqualTo(1);
+		partitions.wakeOne();
+		partitions.handOverTaken();
+		assertThat(partitions.waiting()).isZero();
+	}
+
+	@Test
+	void aLimitThatRisesWakesAsManyWaitersAsPlacesItAdds() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(4);
+		List<String> woken = new ArrayList<>();
+		for (String name : List.of("a", "b", "c")) {
+			assertThat(partitions.await(rest, false, picks(partitions, () -> woken.add(name)))).isNotNull();
+		}
+		partitions.serviceLimit(4);
+		partitions.serviceLimit(3);
+		assertThat(woken).as("the same limit, or a lower one").isEmpty();
+		partitions.serviceLimit(5);
+		assertThat(woken).containsExactly("a", "b");
+		assertThat(partitions.waiting()).isEqualTo(1);
+	}
+
+	/**
+	 * A wake that picks at once, as a woken request does.
+	 */
+	private static Runnable picks(Partitions partitions, Runnable wake) {
+		return () -> {
+			wake.run();
+			partitions.handOverTaken();
+		};
+	}
+
+	private static void acquire(Partitions partitions, int index, int count) {
+		for (int i = 0; i < count; i++) {
+			partitions.acquire(index);
+		}
+	}
+
+}
