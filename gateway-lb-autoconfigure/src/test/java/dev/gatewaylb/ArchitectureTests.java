@@ -136,10 +136,14 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void onlyTheSettingsLayerReadsTheBindingRecords() {
-		// The auto-configuration publishes the bound properties for configprops.
+	void onlyTheSettingsLayerAndTheFeaturesReadTheBindingRecords() {
+		// The auto-configuration publishes the bound properties for configprops; each
+		// feature maps its own block.
+		List<String> readers = new java.util.ArrayList<>(
+				List.of("dev.gatewaylb.config..", INTERNAL + "settings..", INTERNAL + "config.."));
+		FEATURES.forEach((feature) -> readers.add(INTERNAL + feature + ".."));
 		noClasses().that()
-			.resideOutsideOfPackages("dev.gatewaylb.config..", INTERNAL + "settings..", INTERNAL + "config..")
+			.resideOutsideOfPackages(readers.toArray(String[]::new))
 			.should()
 			.dependOnClassesThat(JavaClass.Predicates.resideInAPackage("dev.gatewaylb.config..")
 				.and(DescribedPredicate.not(JavaClass.Predicates.equivalentTo(GatewayLbProperties.class))))

@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
+import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.BalancerSettings;
@@ -154,7 +155,7 @@ public final class Fixtures {
 		ScheduledControlThread control = new ScheduledControlThread();
 		ServiceRuntimes runtimes = new ServiceRuntimes(settings, source,
 				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, control), control,
-				ThreadLocalRandom::current);
+				ThreadLocalRandom::current, Features.all());
 		runtimes.start();
 		runtimes.whenReady(SERVICE).block(Duration.ofSeconds(10));
 		return runtimes;

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 import dev.gatewaylb.internal.actuate.GatewayLbHealthIndicator;
+import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.internal.control.ScheduledControlThread;
 import dev.gatewaylb.internal.discovery.InstanceCacheEviction;
@@ -225,7 +226,8 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams,
 				ScheduledControlThread control) {
-			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current);
+			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current,
+					Features.all());
 		}
 
 		@Bean

@@ -12,12 +12,13 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.actuate.GatewayLbReport;
 import dev.gatewaylb.internal.affinity.core.EndpointCookie;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
-import dev.gatewaylb.internal.runtime.AffinityOutcome;
+import dev.gatewaylb.internal.affinity.AffinityOutcome;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import org.jspecify.annotations.Nullable;
@@ -339,7 +340,7 @@ class AffinityIT {
 	private static long count(String service, AffinityOutcome outcome) {
 		long total = 0;
 		for (int i = 0; i < REPLICAS; i++) {
-			total += runtime(i, service).counters().affinity(outcome).sum();
+			total += runtime(i, service).feature(AffinityState.class).outcome(outcome).sum();
 		}
 		return total;
 	}

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.LongSupplier;
 
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.runtime.ServiceCounters;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.hedging.core.Hedging;
@@ -106,8 +107,9 @@ class HedgeIT extends GatewayIntegrationTest {
 				"hedge figures: hedged %s, extra load %.3f; unhedged %s; answers delayed 500 ms at their backend %d hedged,"
 						+ " %d unhedged; sent %d won %d budget %d%n",
 				hedged, extraLoad, plain, hedged.countDelayedAtLeast(500), plain.countDelayedAtLeast(500),
-				ready("sporadic").counters().hedgesSent().sum(), ready("sporadic").counters().hedgesWon().sum(),
-				ready("sporadic").counters().hedgesRefusedByBudget().sum());
+				ready("sporadic").feature(HedgeState.class).sent().sum(),
+				ready("sporadic").feature(HedgeState.class).won().sum(),
+				ready("sporadic").feature(HedgeState.class).refusedByBudget().sum());
 		// 3% of the backends' answers wait 500 ms. Without backups each of them reaches a
 		// client, so the p99 is one of them whatever the machine's speed; with them, only
 		// those whose backup lost the race do. Fewer than a third of them is what a
@@ -120,16 +122,16 @@ class HedgeIT extends GatewayIntegrationTest {
 			.as("answers that waited 500 ms at their backend, hedged: %s, unhedged: %s", hedged, plain)
 			.isLessThan(plain.countDelayedAtLeast(500) / 3);
 		assertThat(extraLoad).as("backend requests per client request").isLessThanOrEqualTo(1.08);
-		ServiceCounters counters = ready("sporadic").counters();
-		assertThat(counters.hedgesSent().sum()).isPositive();
-		assertThat(counters.hedgesWon().sum()).as("backups that answered before a slow first attempt").isPositive();
-		await().untilAsserted(() -> assertThat(counters.hedgesWon().sum() + counters.hedgesLost().sum())
-			.as("every backup sent is won or lost")
-			.isEqualTo(counters.hedgesSent().sum()));
+		HedgeState counters = ready("sporadic").feature(HedgeState.class);
+		assertThat(counters.sent().sum()).isPositive();
+		assertThat(counters.won().sum()).as("backups that answered before a slow first attempt").isPositive();
+		await().untilAsserted(
+				() -> assertThat(counters.won().sum() + counters.lost().sum()).as("every backup sent is won or lost")
+					.isEqualTo(counters.sent().sum()));
 		assertThat(metric("gateway_lb_hedges_total{outcome=\"sent\",service=\"sporadic\"}"))
-			.isEqualTo(counters.hedgesSent().sum());
+			.isEqualTo(counters.sent().sum());
 		assertThat(metric("gateway_lb_hedges_total{outcome=\"won\",service=\"sporadic\"}"))
-			.isEqualTo(counters.hedgesWon().sum());
+			.isEqualTo(counters.won().sum());
 		String report = this.client.getNow("/actuator/gatewaylb/sporadic").body();
 		assertThat(report)
 			.containsPattern("\"hedge\":\\{\"maxExtraLoad\":0.05,\"minDelayMillis\":5.0,\"delayMillis\":[0-9.]+,");
@@ -168,24 +170,24 @@ class HedgeIT extends GatewayIntegrationTest {
 	@Test
 	void backupsStayWithinTheBudgetWhenEveryAnswerTurnsSlow() {
 		budget.forEach((backend) -> backend.delay(Duration.ofMillis(5)));
-		ServiceCounters counters = ready("budget").counters();
+		HedgeState counters = ready("budget").feature(HedgeState.class);
 		try (ClientLoad load = new ClientLoad(this.client, "/budget/", CLIENTS)) {
 			awaitHedgeDelay("budget");
 			// The window learnt the p95 of 5 ms answers (which a busy machine stretches,
 			// but not to half a second); now every answer takes 500 ms, so every attempt
 			// outlives the delay until the window catches up: only the budget holds.
 			budget.forEach((backend) -> backend.delay(Duration.ofMillis(500)));
-			long sentBefore = counters.hedgesSent().sum();
+			long sentBefore = counters.sent().sum();
 			load.await(320);
 			// Backups first, answers after: every backup sent by then belongs to a
 			// request that was answered by the second read or is one of the CLIENTS in
 			// flight.
-			long sentTotal = counters.hedgesSent().sum();
+			long sentTotal = counters.sent().sum();
 			long sent = sentTotal - sentBefore;
 			long requests = load.served();
 			System.out.printf("budget figures: sent %d (while slow %d), refused %d, requests %d%n", sentTotal, sent,
-					counters.hedgesRefusedByBudget().sum(), requests);
-			assertThat(counters.hedgesRefusedByBudget().sum()).as("backups the budget refused").isPositive();
+					counters.refusedByBudget().sum(), requests);
+			assertThat(counters.refusedByBudget().sum()).as("backups the budget refused").isPositive();
 			assertThat((double) sentTotal).as("backups (%d while slow) against %d requests", sent, requests)
 				.isLessThanOrEqualTo(0.05 * (requests + CLIENTS) + 1);
 			assertThat(load.failures()).isZero();
@@ -207,8 +209,8 @@ class HedgeIT extends GatewayIntegrationTest {
 		});
 		await().until(() -> slow.active() == 0);
 		loser.forEach(TestBackend::reset);
-		ServiceCounters counters = ready("loser").counters();
-		long wonBefore = counters.hedgesWon().sum();
+		HedgeState counters = ready("loser").feature(HedgeState.class);
+		long wonBefore = counters.won().sum();
 		for (int i = 0; i < 20; i++) {
 			GatewayClient.Answer answer = this.client.getNow("/loser/");
 			assertThat(answer.status()).isEqualTo(200);
@@ -217,7 +219,7 @@ class HedgeIT extends GatewayIntegrationTest {
 		// Round-robin sent every other first attempt to the slow endpoint; each got a
 		// backup on the fast one after 500 ms, which won.
 		assertThat(slow.requests()).isEqualTo(10);
-		assertThat(counters.hedgesWon().sum() - wonBefore).isEqualTo(10);
+		assertThat(counters.won().sum() - wonBefore).isEqualTo(10);
 		await().atMost(Duration.ofSeconds(5)).until(() -> slow.cancelled() == 10);
 		assertThat(slow.active()).isZero();
 		await().untilAsserted(() -> assertThat(inFlight("loser")).isZero());
@@ -260,8 +262,8 @@ class HedgeIT extends GatewayIntegrationTest {
 
 	private Hedging hedging(String service) {
 		ServiceRuntime runtime = ready(service);
-		assertThat(runtime.hedging()).as("hedging of %s", service).isNotNull();
-		return runtime.hedging();
+		assertThat(runtime.feature(HedgeState.class).hedging()).as("hedging of %s", service).isNotNull();
+		return runtime.feature(HedgeState.class).hedging();
 	}
 
 	private void awaitHedgeDelay(String service) {

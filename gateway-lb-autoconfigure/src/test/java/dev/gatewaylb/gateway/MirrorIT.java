@@ -14,7 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.gatewaylb.internal.runtime.MirrorState;
+import dev.gatewaylb.internal.mirror.MirrorState;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -148,7 +148,7 @@ class MirrorIT extends GatewayIntegrationTest {
 			Map<String, Run> runs = interleaved("/mirrored/", "/plain/", 5, Duration.ofMillis(1500));
 			Run mirrored = runs.get("/mirrored/");
 			Run plain = runs.get("/plain/");
-			MirrorState state = ready("mirrored").mirror();
+			MirrorState state = ready("mirrored").feature(MirrorState.class);
 			System.out.printf(
 					"mirror at 100%% to a 500 ms shadow: plain %s; mirrored %s; shadow max in flight %d,"
 							+ " dropped %d, matched %d%n",
@@ -184,8 +184,8 @@ class MirrorIT extends GatewayIntegrationTest {
 			assertThat(state(service, address).consecutiveFailures()).as(service).isZero();
 			assertThat(isPickable(service, address)).isTrue();
 		}
-		MirrorState failing = ready("failing").mirror();
-		MirrorState resetting = ready("resetting").mirror();
+		MirrorState failing = ready("failing").feature(MirrorState.class);
+		MirrorState resetting = ready("resetting").feature(MirrorState.class);
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> failing.mismatchedCounter().sum() == 20 && resetting.failedCounter().sum() == 20);
 		assertThat(failing.recent()).allSatisfy((mismatch) -> {
@@ -206,8 +206,8 @@ class MirrorIT extends GatewayIntegrationTest {
 			assertThat(this.client.getNow("/compared-body/p" + i).status()).isEqualTo(200);
 			assertThat(this.client.getNow("/compared-status/p" + i).status()).isEqualTo(200);
 		}
-		MirrorState body = ready("compared-body").mirror();
-		MirrorState status = ready("compared-status").mirror();
+		MirrorState body = ready("compared-body").feature(MirrorState.class);
+		MirrorState status = ready("compared-status").feature(MirrorState.class);
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> body.mismatchedCounter().sum() + body.matchedCounter().sum() == 1_000
 					&& status.matchedCounter().sum() == 1_000);
@@ -224,10 +224,10 @@ class MirrorIT extends GatewayIntegrationTest {
 		bodiesSeen.clear();
 		assertThat(this.client.send("POST", "/unposted/orders", body).status()).isEqualTo(200);
 		assertThat(this.client.send("POST", "/posted/orders", body).status()).isEqualTo(200);
-		MirrorState posted = ready("posted").mirror();
+		MirrorState posted = ready("posted").feature(MirrorState.class);
 		await().atMost(Duration.ofSeconds(5)).until(() -> posted.matchedCounter().sum() == 1);
 		assertThat(bodiesSeen).containsExactly(body);
-		assertThat(ready("unposted").mirror().matchedCounter().sum()).isZero();
+		assertThat(ready("unposted").feature(MirrorState.class).matchedCounter().sum()).isZero();
 	}
 
 	@Test
@@ -235,7 +235,7 @@ class MirrorIT extends GatewayIntegrationTest {
 		for (int i = 0; i < 70; i++) {
 			assertThat(this.client.send("POST", "/nowhere/orders", "{\"order\":1}").status()).isEqualTo(503);
 		}
-		MirrorState state = ready("nowhere").mirror();
+		MirrorState state = ready("nowhere").feature(MirrorState.class);
 		await().atMost(Duration.ofSeconds(5)).until(() -> state.failedCounter().sum() == 70);
 		assertThat(state.inFlight()).isZero();
 		assertThat(state.droppedCounter().sum()).as("more than max-concurrent of them, none dropped").isZero();

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
+import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.gateway.OpenLoad.Result;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
@@ -177,7 +178,9 @@ class OverloadIT extends GatewayIntegrationTest {
 			.contains("\"partitionBy\":\"header:X-Class\"")
 			.contains("\"name\":\"critical\",\"share\":0.8")
 			.contains("\"waiting\":0");
-		assertThat(runtime("partitioned").partitions().waiting()).as("waiting after the run").isZero();
+		assertThat(runtime("partitioned").feature(OverloadState.class).partitions().waiting())
+			.as("waiting after the run")
+			.isZero();
 	}
 
 	private ServiceRuntime runtime(String service) {
@@ -220,7 +223,8 @@ class OverloadIT extends GatewayIntegrationTest {
 			while (!running.isDone()) {
 				await().pollDelay(Duration.ofMillis(500)).until(() -> true);
 				limits.append(this.runtimes.snapshot(service).state(0).concurrencyLimit()).append(' ');
-				serviceLimits.append(runtime(service).partitions().serviceLimit()).append(' ');
+				serviceLimits.append(runtime(service).feature(OverloadState.class).partitions().serviceLimit())
+					.append(' ');
 			}
 			// The figures docs/overload.md quotes.
 			System.out.println("OverloadIT " + service + ": first endpoint's limit every 500 ms: " + limits

@@ -10,7 +10,7 @@ import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.BalancerSettings;
 import dev.gatewaylb.internal.balance.Endpoint;
-import dev.gatewaylb.internal.balance.Locality;
+import dev.gatewaylb.internal.balance.LevelSettings;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -63,8 +63,8 @@ public class LocalityBenchmark {
 			endpoints.add(Endpoint.of("10.0." + ((i <= 3) ? 1 : 2) + "." + i, 8080, 1)
 				.at((i <= 3) ? "zone-a" : "zone-b", Endpoint.NO_PRIORITY));
 		}
-		Locality zones = this.locality ? new Locality(true, "zone-a", 1.4, 0.5, false) : Locality.NONE;
-		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm).withLocality(zones),
+		LevelSettings zones = this.locality ? new LevelSettings(true, "zone-a", 1.4, 0.5, false) : LevelSettings.NONE;
+		this.balancer = new Balancer<>(BalancerSettings.DEFAULTS.withAlgorithm(this.algorithm).withLevels(zones),
 				Function.identity(), System::nanoTime, ThreadLocalRandom::current);
 		this.balancer.update(endpoints);
 		if (this.twoLocalDown) {

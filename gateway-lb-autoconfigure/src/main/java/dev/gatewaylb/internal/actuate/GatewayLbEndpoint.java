@@ -7,16 +7,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 
-import dev.gatewaylb.actuate.GatewayLbReport.AffinityReport;
-import dev.gatewaylb.actuate.GatewayLbReport.ConcurrencyReport;
 import dev.gatewaylb.actuate.GatewayLbReport.DrainResult;
 import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
-import dev.gatewaylb.actuate.GatewayLbReport.HedgeReport;
-import dev.gatewaylb.actuate.GatewayLbReport.LevelReport;
-import dev.gatewaylb.actuate.GatewayLbReport.LocalityReport;
-import dev.gatewaylb.actuate.GatewayLbReport.MirrorReport;
-import dev.gatewaylb.actuate.GatewayLbReport.MismatchReport;
-import dev.gatewaylb.actuate.GatewayLbReport.PartitionReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RefreshReport;
 import dev.gatewaylb.actuate.GatewayLbReport.RolloutReport;
@@ -28,25 +20,19 @@ import dev.gatewaylb.actuate.GatewayLbReport.VerdictReport;
 import dev.gatewaylb.actuate.GatewayLbReport.WindowReport;
 import dev.gatewaylb.internal.balance.BalancerSettings;
 import dev.gatewaylb.internal.balance.EndpointState;
-import dev.gatewaylb.internal.balance.Locality;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
-import dev.gatewaylb.internal.runtime.AffinityOutcome;
-import dev.gatewaylb.internal.runtime.MirrorState;
-import dev.gatewaylb.internal.runtime.ServiceCounters;
+import dev.gatewaylb.internal.affinity.AffinityState;
+import dev.gatewaylb.internal.hedging.HedgeState;
+import dev.gatewaylb.internal.locality.LocalityState;
+import dev.gatewaylb.internal.mirror.MirrorState;
+import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import dev.gatewaylb.internal.runtime.SplitCounters;
-import dev.gatewaylb.internal.settings.AffinitySettings;
-import dev.gatewaylb.internal.settings.ConcurrencySettings;
 import dev.gatewaylb.internal.settings.LiveSettings;
-import dev.gatewaylb.internal.settings.MirrorSettings;
 import dev.gatewaylb.internal.settings.SplitSettings;
 import dev.gatewaylb.internal.upstream.Upstream;
-import dev.gatewaylb.internal.hedging.core.HedgeDelay;
-import dev.gatewaylb.internal.hedging.core.Hedging;
-import dev.gatewaylb.internal.overload.core.ConcurrencyLimits;
-import dev.gatewaylb.internal.request.HashKey;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.Rollout;
 import dev.gatewaylb.rollout.RolloutAction;
@@ -229,7 +215,8 @@ public class GatewayLbEndpoint {
 		List<EndpointReport> endpoints = new ArrayList<>();
 		long now = this.runtimes.nanoTime();
 		Upstream upstream = runtime.upstreamOrNull();
-		boolean affinity = runtime.affinityCookie() != null;
+		AffinityState affinity = runtime.feature(AffinityState.class);
+		boolean followed = affinity.signer() != null;
 		for (int i = 0; i < snapshot.size(); i++) {
 			String address = snapshot.endpoint(i).address();
 			endpoints.add(new EndpointReport(address, snapshot.endpoint(i).weight(), snapshot.effectiveWeight(i),
@@ -239,7 +226,7 @@ public class GatewayLbEndpoint {
 					(upstream != null) ? upstream.addresses().resolvedAddresses(address) : null,
 					(upstream != null) ? upstream.addresses().connections(address) : Map.of(),
 					successRate(snapshot.state(i).lastSuccessRate()), concurrencyLimit(snapshot.state(i)),
-					affinity ? snapshot.state(i).followedLastMinute() : null, snapshot.endpoint(i).zone(),
+					followed ? affinity.followedLastMinute(snapshot.state(i)) : null, snapshot.endpoint(i).zone(),
 					(snapshot.priority(i) >= 0) ? snapshot.priority(i) : null));
 		}
 		PoolReport pool;
@@ -254,94 +241,14 @@ public class GatewayLbEndpoint {
 		}
 		return new ServiceReport(name(balancer.algorithm()), balancer.slowStartNanos() / 1_000_000,
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
-				endpoints, pool, hedge(runtime), concurrency(runtime), affinity(runtime, snapshot),
-				locality(balancer, snapshot), mirror(runtime));
-	}
-
-	private static @Nullable MirrorReport mirror(ServiceRuntime runtime) {
-		MirrorSettings settings = runtime.settings().mirror();
-		String target = settings.target();
-		if (target == null) {
-			return null;
-		}
-		MirrorState state = runtime.mirror();
-		List<MismatchReport> mismatches = state.recent()
-			.stream()
-			.map((m) -> new MismatchReport(m.primaryStatus(), m.shadowStatus(), m.bodyDiffers(), m.path(),
-					m.atMillis()))
-			.toList();
-		return new MirrorReport(target, settings.percent(), settings.compare().name().toLowerCase(Locale.ROOT),
-				state.inFlight(), state.matchedCounter().sum(), state.mismatchedCounter().sum(),
-				state.failedCounter().sum(), state.droppedCounter().sum(), mismatches);
-	}
-
-	private static @Nullable LocalityReport locality(BalancerSettings balancer, Snapshot<Member> snapshot) {
-		Locality locality = balancer.locality();
-		if (!locality.enabled()) {
-			return null;
-		}
-		List<LevelReport> levels = snapshot.levels()
-			.stream()
-			.map((level) -> new LevelReport(level.priority(), level.endpoints(), level.healthy(), level.share(),
-					level.spilling(), level.requests()))
-			.toList();
-		return new LocalityReport(locality.zone(), snapshot.isPanic(), locality.loadAware(), levels);
-	}
-
-	private static @Nullable AffinityReport affinity(ServiceRuntime runtime, Snapshot<Member> snapshot) {
-		AffinitySettings settings = runtime.settings().affinity();
-		if (!settings.enabled()) {
-			return null;
-		}
-		List<String> drainingWithSessions = new ArrayList<>();
-		for (int i = 0; i < snapshot.size(); i++) {
-			if (snapshot.isDraining(i) && snapshot.state(i).followedLastMinute() > 0) {
-				drainingWithSessions.add(snapshot.endpoint(i).address());
-			}
-		}
-		ServiceCounters counters = runtime.counters();
-		return new AffinityReport(settings.cookie().name(), settings.learn(),
-				counters.affinity(AffinityOutcome.FOLLOWED).sum(), counters.affinity(AffinityOutcome.NEW).sum(),
-				counters.affinity(AffinityOutcome.MOVED).sum(), counters.affinity(AffinityOutcome.REJECTED).sum(),
-				List.copyOf(drainingWithSessions));
+				endpoints, pool, runtime.feature(HedgeState.class).report(),
+				runtime.feature(OverloadState.class).report(), affinity.report(snapshot),
+				runtime.feature(LocalityState.class).report(snapshot), runtime.feature(MirrorState.class).report());
 	}
 
 	private static @Nullable Integer concurrencyLimit(EndpointState state) {
 		int limit = state.concurrencyLimit();
 		return (limit == EndpointState.UNLIMITED) ? null : limit;
-	}
-
-	private static @Nullable ConcurrencyReport concurrency(ServiceRuntime runtime) {
-		ConcurrencySettings settings = runtime.settings().concurrency();
-		ConcurrencyLimits limits = settings.limits();
-		if (!limits.enabled()) {
-			return null;
-		}
-		List<PartitionReport> partitions = new ArrayList<>();
-		if (settings.partitioned()) {
-			runtime.partitions()
-				.report()
-				.forEach((partition) -> partitions.add(new PartitionReport(partition.name(), partition.share(),
-						partition.guaranteed(), partition.inFlight(), partition.waiting())));
-		}
-		HashKey partitionBy = settings.partitionBy();
-		return new ConcurrencyReport(limits.algorithm().name().toLowerCase(Locale.ROOT), limits.initialLimit(),
-				limits.minLimit(), limits.maxLimit(), runtime.partitions().serviceLimit(),
-				runtime.counters().shed().sum(), settings.maxWait().toMillis(), runtime.partitions().waiting(),
-				(partitionBy != null) ? partitionBy.toString() : null, partitions);
-	}
-
-	private static @Nullable HedgeReport hedge(ServiceRuntime runtime) {
-		Hedging hedging = runtime.hedging();
-		if (hedging == null) {
-			return null;
-		}
-		long delay = hedging.delayNanos();
-		ServiceCounters counters = runtime.counters();
-		return new HedgeReport(hedging.delay().maxExtraLoad(), runtime.settings().hedge().minDelayNanos() / 1_000_000.0,
-				(delay == HedgeDelay.UNKNOWN) ? null : delay / 1_000_000.0, hedging.delay().samplesInWindow(),
-				counters.hedgesSent().sum(), counters.hedgesWon().sum(), counters.hedgesLost().sum(),
-				counters.hedgesRefusedByBudget().sum());
 	}
 
 	private static String state(Snapshot<Member> snapshot, int index, long now) {

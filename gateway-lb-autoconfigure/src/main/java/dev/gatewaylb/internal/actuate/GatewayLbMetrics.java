@@ -13,8 +13,8 @@ import java.util.function.ToDoubleFunction;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.feature.Metered;
 import dev.gatewaylb.internal.runtime.RuntimeListener;
-import dev.gatewaylb.internal.runtime.MirrorState;
 import dev.gatewaylb.internal.runtime.ServiceCounters;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
@@ -66,17 +66,11 @@ public final class GatewayLbMetrics implements RuntimeListener {
 
 	static final String FAIL_OPEN = "gateway.lb.fail.open";
 
-	static final String HEDGES = "gateway.lb.hedges";
-
 	static final String RETRIES = "gateway.lb.retries";
 
 	static final String DISCOVERY_REJECTED = "gateway.lb.discovery.rejected";
 
-	static final String AFFINITY = "gateway.lb.affinity";
-
 	static final String LOCALITY_REQUESTS = "gateway.lb.locality.requests";
-
-	static final String MIRROR = "gateway.lb.mirror";
 
 	static final String UNKNOWN_SERVICES = "gateway.lb.unknown.services";
 
@@ -113,7 +107,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	/**
 	 * The optional features whose meters each service has (affinity, mirror).
 	 */
-	private final Map<String, Set<String>> serviceFeatures = new HashMap<>();
+	private final Map<String, Set<Class<?>>> serviceFeatures = new HashMap<>();
 
 	/**
 	 * Each service's meter of requests per priority level, registered when a level of
@@ -163,12 +157,15 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		}
 		// The meters of a feature a service turns on, from the runtime that turns it on:
 		// a service without affinity or a mirror has no series of them.
-		Set<String> features = this.serviceFeatures.computeIfAbsent(next.id(), (id) -> new HashSet<>());
-		if (next.affinityCookie() != null && features.add(AFFINITY)) {
-			service.addAll(registerAffinity(next.id(), next.counters()));
-		}
-		if (next.settings().mirror().enabled() && features.add(MIRROR)) {
-			service.addAll(registerMirror(next.id(), next.mirror()));
+		Set<Class<?>> features = this.serviceFeatures.computeIfAbsent(next.id(), (id) -> new HashSet<>());
+		for (Object state : next.features()) {
+			if (state instanceof Metered metered && !features.contains(state.getClass())) {
+				List<Meter> meters = metered.register(this.meterRegistry, next.id());
+				if (!meters.isEmpty()) {
+					features.add(state.getClass());
+					service.addAll(meters);
+				}
+			}
 		}
 	}
 
@@ -218,30 +215,6 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		});
 	}
 
-	private List<Meter> registerAffinity(String serviceId, ServiceCounters counters) {
-		List<Meter> meters = new ArrayList<>(4);
-		counters.affinityOutcomes()
-			.forEach((outcome, count) -> meters.add(FunctionCounter.builder(AFFINITY, count, LongAdder::sum)
-				.tags("service", serviceId, "outcome", outcome.tag())
-				.description("Requests of a service with endpoint affinity, by what became of their affinity cookie: "
-						+ "followed to its endpoint, new, moved to another endpoint, or rejected as not signed here")
-				.register(this.meterRegistry)));
-		return meters;
-	}
-
-	private List<Meter> registerMirror(String serviceId, MirrorState mirror) {
-		List<Meter> meters = new ArrayList<>(4);
-		Map<String, LongAdder> mirrored = Map.of("match", mirror.matchedCounter(), "mismatch",
-				mirror.mismatchedCounter(), "error", mirror.failedCounter(), "dropped", mirror.droppedCounter());
-		mirrored.forEach((outcome, count) -> meters.add(FunctionCounter.builder(MIRROR, count, LongAdder::sum)
-			.tags("service", serviceId, "outcome", outcome)
-			.description("Requests of the service mirrored to its shadow, by what their comparison found: the "
-					+ "answers matched, differed, could not be compared (the shadow failed), or the request was "
-					+ "not mirrored (no place among max-concurrent, a body too large)")
-			.register(this.meterRegistry)));
-		return meters;
-	}
-
 	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
 		List<Meter> meters = new ArrayList<>(8);
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
@@ -251,10 +224,6 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		meters.add(FunctionCounter.builder(REJECTED, counters.noEndpoint(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "no-endpoint")
 			.description("Requests answered 503 (404 with use404) because the service had no endpoint to pick")
-			.register(this.meterRegistry));
-		meters.add(FunctionCounter.builder(REJECTED, counters.shed(), LongAdder::sum)
-			.tags("service", serviceId, "reason", "shed")
-			.description("Requests answered 503 because every endpoint of the service was at its concurrency limit")
 			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(REJECTED, counters.slowSenders(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "request-body-idle")
@@ -279,22 +248,6 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		meters.add(FunctionCounter.builder(RETRIES, counters.refusedByBudget(), LongAdder::sum)
 			.tags("service", serviceId, "outcome", "budget")
 			.description("Retries the retry budget refused; the original failure was answered")
-			.register(this.meterRegistry));
-		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesSent(), LongAdder::sum)
-			.tags("service", serviceId, "outcome", "sent")
-			.description("Backup requests sent to another endpoint because an answer was slow")
-			.register(this.meterRegistry));
-		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesWon(), LongAdder::sum)
-			.tags("service", serviceId, "outcome", "won")
-			.description("Backup requests whose response headers came first")
-			.register(this.meterRegistry));
-		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesLost(), LongAdder::sum)
-			.tags("service", serviceId, "outcome", "lost")
-			.description("Backup requests cancelled because the first attempt answered first, or that failed")
-			.register(this.meterRegistry));
-		meters.add(FunctionCounter.builder(HEDGES, counters.hedgesRefusedByBudget(), LongAdder::sum)
-			.tags("service", serviceId, "outcome", "budget")
-			.description("Backup requests the hedge budget (max-extra-load) refused")
 			.register(this.meterRegistry));
 		counters.discoveryRejected()
 			.forEach((rejection, count) -> meters.add(FunctionCounter.builder(DISCOVERY_REJECTED, count, LongAdder::sum)

@@ -73,7 +73,7 @@ public final class Balancer<T> {
 	 * Which priorities spill by load and their costs, which each rebuild hands to its
 	 * levels: written by the control thread.
 	 */
-	private volatile Map<Integer, LoadAwareSpill.Load> load = Map.of();
+	private volatile Map<Integer, LevelSpill.Load> load = Map.of();
 
 	private final AtomicReference<Snapshot<T>> current;
 
@@ -232,12 +232,12 @@ public final class Balancer<T> {
 
 	/**
 	 * Sets which priority levels spill by load and what a request costs in each
-	 * ({@link LoadAwareSpill}). Applies to the current snapshot at once, without a
-	 * rebuild, and to every later one.
+	 * ({@link LevelSpill}). Applies to the current snapshot at once, without a rebuild,
+	 * and to every later one.
 	 * @param loads the load of each priority; a priority not named does not spill
 	 */
-	public void load(Map<Integer, LoadAwareSpill.Load> loads) {
-		Map<Integer, LoadAwareSpill.Load> copy = Map.copyOf(loads);
+	public void load(Map<Integer, LevelSpill.Load> loads) {
+		Map<Integer, LevelSpill.Load> copy = Map.copyOf(loads);
 		synchronized (this.rebuildMonitor) {
 			this.load = copy;
 			this.current.get().load(copy);

@@ -11,11 +11,11 @@ import java.util.Objects;
  * @param hashBalanceFactor the bounded-load factor of consistent hashing: 0 for off,
  * otherwise {@code > 1} (an endpoint takes at most this factor times its share of the
  * requests in flight); other algorithms ignore it
- * @param locality how endpoints form priority levels by zone, {@link Locality#NONE} for
- * one pool
+ * @param levels how endpoints form priority levels, {@link LevelSettings#NONE} for one
+ * pool
  */
 public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos, double hashBalanceFactor,
-		Locality locality) {
+		LevelSettings levels) {
 
 	/**
 	 * Round-robin, no slow start, a 10 s EWMA decay, no bounded load.
@@ -24,7 +24,7 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 
 	public BalancerSettings {
 		Objects.requireNonNull(algorithm, "algorithm");
-		Objects.requireNonNull(locality, "locality");
+		Objects.requireNonNull(levels, "levels");
 		if (slowStartNanos < 0) {
 			throw new IllegalArgumentException("slow-start: " + slowStartNanos + "ns (expected: >= 0)");
 		}
@@ -48,14 +48,14 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	}
 
 	/**
-	 * Creates settings without localities.
+	 * Creates settings without priority levels.
 	 * @param algorithm the algorithm
 	 * @param slowStartNanos ramp window for endpoints that join a serving set, 0 for none
 	 * @param ewmaDecayNanos time constant of the peak-EWMA decay, {@code > 0}
 	 * @param hashBalanceFactor the bounded-load factor of consistent hashing, 0 for off
 	 */
 	public BalancerSettings(Algorithm algorithm, long slowStartNanos, long ewmaDecayNanos, double hashBalanceFactor) {
-		this(algorithm, slowStartNanos, ewmaDecayNanos, hashBalanceFactor, Locality.NONE);
+		this(algorithm, slowStartNanos, ewmaDecayNanos, hashBalanceFactor, LevelSettings.NONE);
 	}
 
 	/**
@@ -76,7 +76,7 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	 */
 	public BalancerSettings withAlgorithm(Algorithm algorithm) {
 		return new BalancerSettings(algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor,
-				this.locality);
+				this.levels);
 	}
 
 	/**
@@ -86,17 +86,17 @@ public record BalancerSettings(Algorithm algorithm, long slowStartNanos, long ew
 	 */
 	public BalancerSettings withHashBalanceFactor(double hashBalanceFactor) {
 		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, hashBalanceFactor,
-				this.locality);
+				this.levels);
 	}
 
 	/**
-	 * Returns these settings with other localities.
-	 * @param locality the localities
+	 * Returns these settings with other priority levels.
+	 * @param levels the levels
 	 * @return the settings
 	 */
-	public BalancerSettings withLocality(Locality locality) {
+	public BalancerSettings withLevels(LevelSettings levels) {
 		return new BalancerSettings(this.algorithm, this.slowStartNanos, this.ewmaDecayNanos, this.hashBalanceFactor,
-				locality);
+				levels);
 	}
 
 }

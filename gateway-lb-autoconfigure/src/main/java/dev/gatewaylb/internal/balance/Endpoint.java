@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * @param zone the zone it runs in, or {@code null} when discovery does not say
  * @param priority its priority level when discovery gives one ({@code >= 0}, 0 the most
  * preferred), else {@link #NO_PRIORITY}: the level then comes from the zone
- * ({@link Locality#priorityOf})
+ * ({@link LevelSettings#priorityOf})
  */
 public record Endpoint(String address, int weight, @Nullable String zone, int priority) {
 

@@ -3,10 +3,7 @@ package dev.gatewaylb.internal.balance;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
-
-import org.jspecify.annotations.Nullable;
 
 /**
  * What the balancer knows about one address over time: requests in flight, picks, the
@@ -75,35 +72,10 @@ public final class EndpointState {
 	private volatile double lastSuccessRate = Double.NaN;
 
 	/**
-	 * Requests that followed a session's affinity cookie here: added to on the request
-	 * path, read by the control thread, which keeps the last minute of it in a ring of
-	 * sums only it touches, and publishes the difference.
-	 */
-	private final LongAdder followed = new LongAdder();
-
-	private long @Nullable [] followedSums;
-
-	private int followedAt;
-
-	private volatile long followedLastMinute;
-
-	/**
 	 * The limit of requests in flight its concurrency limiter set; {@link #UNLIMITED}
 	 * while the service has none. Written by the control thread, read by every pick.
 	 */
 	private volatile int concurrencyLimit = UNLIMITED;
-
-	/**
-	 * The limiter's samples: counts and sums that only grow, and the most requests in
-	 * flight a sample saw since the control thread last read it.
-	 */
-	private final LongAdder limitSamples = new LongAdder();
-
-	private final LongAdder limitRttNanos = new LongAdder();
-
-	private final LongAdder limitDrops = new LongAdder();
-
-	private final LongAccumulator limitMaxInFlight = new LongAccumulator(Math::max, 0);
 
 	/**
 	 * The limit of an endpoint whose service limits nothing.
@@ -201,44 +173,6 @@ public final class EndpointState {
 	}
 
 	/**
-	 * Counts a request that followed a session's affinity cookie to this endpoint.
-	 */
-	public void followed() {
-		this.followed.increment();
-	}
-
-	/**
-	 * Returns the requests that followed an affinity cookie here over the last
-	 * {@link #rollFollowed} window.
-	 * @return the count, 0 when the service has no affinity
-	 */
-	public long followedLastMinute() {
-		return this.followedLastMinute;
-	}
-
-	/**
-	 * Moves the window of followed requests on by one of its {@code slots}: called by one
-	 * thread at a fixed interval, so that the window covers {@code slots} intervals.
-	 * @param slots the intervals the window covers
-	 */
-	public void rollFollowed(int slots) {
-		long now = this.followed.sum();
-		long[] sums = this.followedSums;
-		if (sums == null || sums.length != slots) {
-			// Zeros: the follows counted before the first step are in the window. They
-			// are of the last minute but for a service whose affinity was turned off and
-			// on again, which only counts while it is on.
-			sums = new long[slots];
-			this.followedSums = sums;
-			this.followedAt = 0;
-		}
-		long windowAgo = sums[this.followedAt];
-		sums[this.followedAt] = now;
-		this.followedAt = (this.followedAt + 1) % slots;
-		this.followedLastMinute = now - windowAgo;
-	}
-
-	/**
 	 * Returns the success rate of the last interval success-rate ejection judged.
 	 * @return percent, or NaN when the endpoint had fewer than the request volume
 	 */
@@ -280,60 +214,6 @@ public final class EndpointState {
 	 */
 	public boolean atConcurrencyLimit() {
 		return this.inFlight >= this.concurrencyLimit;
-	}
-
-	/**
-	 * Adds a sample for the endpoint's concurrency limiter, which the control thread
-	 * feeds from these sums. {@link LongAdder}s: an event loop adds to a cell of its own,
-	 * no lock.
-	 * @param rttNanos the time to the response headers, or a negative value when the
-	 * attempt failed before it was sent
-	 * @param dropped whether the endpoint failed the request (a failure status, a
-	 * timeout, a reset)
-	 */
-	public void addLimitSample(long rttNanos, boolean dropped) {
-		if (rttNanos >= 0) {
-			this.limitRttNanos.add(rttNanos);
-			this.limitSamples.increment();
-		}
-		if (dropped) {
-			this.limitDrops.increment();
-		}
-		this.limitMaxInFlight.accumulate(this.inFlight);
-	}
-
-	/**
-	 * Returns the limiter samples with a time counted since the endpoint joined.
-	 * @return the count
-	 */
-	public long limitSamples() {
-		return this.limitSamples.sum();
-	}
-
-	/**
-	 * Returns the sum of the limiter samples' times.
-	 * @return nanoseconds
-	 */
-	public long limitRttNanos() {
-		return this.limitRttNanos.sum();
-	}
-
-	/**
-	 * Returns the limiter samples that were drops, since the endpoint joined.
-	 * @return the count
-	 */
-	public long limitDrops() {
-		return this.limitDrops.sum();
-	}
-
-	/**
-	 * Returns the most requests in flight a limiter sample saw since the last call, and
-	 * starts again from 0. A sample added during the call may count in neither window: it
-	 * only loses one reading of a maximum.
-	 * @return the count
-	 */
-	public int takeLimitMaxInFlight() {
-		return (int) this.limitMaxInFlight.getThenReset();
 	}
 
 	/**

@@ -9,8 +9,8 @@ import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A snapshot's priority levels ({@link Locality}): which endpoints each level holds, the
- * share of the traffic each takes, and one strategy per level that picks inside it.
+ * A snapshot's priority levels ({@link LevelSettings}): which endpoints each level holds,
+ * the share of the traffic each takes, and one strategy per level that picks inside it.
  * <p>
  * The shares are Envoy's priority load, computed when the snapshot is built (membership,
  * health and drain changes rebuild it), never per request: a level of {@code n} endpoints
@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  * healthy and three healthy remote ones: 1/3 x 1.4 = 46.7% local, 53.3% remote. Drained
  * endpoints count as unhealthy, as Envoy counts them.
  * <p>
- * Load-aware spill ({@link #load}, {@link LoadAwareSpill}) then lets a request drawn for
- * a busy level go to the next level instead, when the next level's pick is expected to
+ * Load-aware spill ({@link #load}, {@link LevelSpill}) then lets a request drawn for a
+ * busy level go to the next level instead, when the next level's pick is expected to
  * answer sooner; the control thread says which levels are busy and what a request costs
  * in each, behind one volatile reference that a pick reads once.
  * <p>
@@ -114,7 +114,7 @@ final class Levels {
 
 	private Levels(int[] priorities, Members[] views, Strategy[] strategies, KetamaRing @Nullable [] fullRings,
 			int[] levelOf, int[] endpoints, int[] healthy, double[] shares, double[] displaced, LongAdder[] requests,
-			Map<Integer, LoadAwareSpill.Load> load) {
+			Map<Integer, LevelSpill.Load> load) {
 		this.priorities = priorities;
 		this.views = views;
 		this.strategies = strategies;
@@ -168,16 +168,16 @@ final class Levels {
 	 * @return the levels, or {@code null}
 	 */
 	static @Nullable Levels of(Members all, Algorithm algorithm, IntFunction<AtomicLong> tickets,
-			IntFunction<LongAdder> requests, Map<Integer, LoadAwareSpill.Load> load, long nowNanos) {
-		Locality locality = all.settings.locality();
-		if (!locality.enabled()) {
+			IntFunction<LongAdder> requests, Map<Integer, LevelSpill.Load> load, long nowNanos) {
+		LevelSettings settings = all.settings.levels();
+		if (!settings.enabled()) {
 			return null;
 		}
 		int n = all.endpoints.length;
 		TreeMap<Integer, Integer> positions = new TreeMap<>();
 		int[] priorityOf = new int[n];
 		for (int i = 0; i < n; i++) {
-			priorityOf[i] = locality.priorityOf(all.endpoints[i]);
+			priorityOf[i] = settings.priorityOf(all.endpoints[i]);
 			positions.put(priorityOf[i], 0);
 		}
 		int[] priorities = positions.keySet().stream().mapToInt(Integer::intValue).toArray();
@@ -236,7 +236,7 @@ final class Levels {
 			counters[level] = requests.apply(priorities[level]);
 		}
 		return new Levels(priorities, views, strategies, fullRings, levelOf, endpoints, healthy,
-				healthShares(endpoints, healthy, locality.overprovisioningFactor()), displaced, counters, load);
+				healthShares(endpoints, healthy, settings.overprovisioningFactor()), displaced, counters, load);
 	}
 
 	/**
@@ -274,7 +274,7 @@ final class Levels {
 	 * control thread; a pick sees it at its next read.
 	 * @param load the load of each priority; a priority not named does not spill
 	 */
-	void load(Map<Integer, LoadAwareSpill.Load> load) {
+	void load(Map<Integer, LevelSpill.Load> load) {
 		this.load = Load.of(this.priorities, load);
 	}
 
@@ -406,11 +406,11 @@ final class Levels {
 	 */
 	private record Load(boolean[] spilling, double[] unitNanos) {
 
-		static Load of(int[] priorities, Map<Integer, LoadAwareSpill.Load> loads) {
+		static Load of(int[] priorities, Map<Integer, LevelSpill.Load> loads) {
 			boolean[] spilling = new boolean[priorities.length];
 			double[] unitNanos = new double[priorities.length];
 			for (int level = 0; level < priorities.length; level++) {
-				LoadAwareSpill.Load load = loads.get(priorities[level]);
+				LevelSpill.Load load = loads.get(priorities[level]);
 				unitNanos[level] = (load != null) ? load.unitNanos() : Double.NaN;
 				spilling[level] = load != null && load.spilling();
 			}

@@ -65,8 +65,8 @@ final class Members {
 	final boolean failOpen;
 
 	/**
-	 * Whether the service's healthy fraction fell below the locality's panic threshold,
-	 * so that health is ignored and picks go to every endpoint that could take traffic,
+	 * Whether the service's healthy fraction fell below the levels' panic threshold, so
+	 * that health is ignored and picks go to every endpoint that could take traffic,
 	 * whatever its level.
 	 */
 	final boolean panic;
@@ -150,9 +150,9 @@ final class Members {
 		this.failOpen = healthyCount == 0 && candidates > 0;
 		// Panic counts drained endpoints as not healthy, as the levels do: draining a
 		// zone is as good as losing it.
-		Locality locality = settings.locality();
-		this.panic = !this.failOpen && locality.enabled() && candidates > 0
-				&& healthyCount < locality.panicThreshold() * weighted;
+		LevelSettings levels = settings.levels();
+		this.panic = !this.failOpen && levels.enabled() && candidates > 0
+				&& healthyCount < levels.panicThreshold() * weighted;
 		boolean spread = this.failOpen || this.panic;
 		boolean[] candidateAndHealthy = new boolean[endpoints.length];
 		boolean[] followable = new boolean[endpoints.length];

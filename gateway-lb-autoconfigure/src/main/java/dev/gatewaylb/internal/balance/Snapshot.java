@@ -36,7 +36,7 @@ public final class Snapshot<T> {
 	private final Balancer<T> balancer;
 
 	/**
-	 * The priority levels, or {@code null} without localities.
+	 * The priority levels, or {@code null} without them.
 	 */
 	private final @Nullable Levels levels;
 
@@ -192,7 +192,7 @@ public final class Snapshot<T> {
 	/**
 	 * Selects an endpoint as {@link #selectAvoiding(Predicate)} does, preferring the
 	 * priority level of {@code near}: uniformly among that level's endpoints, then the
-	 * next levels', then the earlier ones'. Without localities, the same as
+	 * next levels', then the earlier ones'. Without levels, the same as
 	 * {@link #selectAvoiding(Predicate)}.
 	 * @param avoid addresses to avoid
 	 * @param near the address of the endpoint tried last, or {@code null} to prefer the
@@ -234,8 +234,8 @@ public final class Snapshot<T> {
 	}
 
 	/**
-	 * Returns whether picks draw a priority level first: localities on, and the set
-	 * neither failing open nor in panic.
+	 * Returns whether picks draw a priority level first: levels on, and the set neither
+	 * failing open nor in panic.
 	 * @return whether levels are drawn
 	 */
 	public boolean drawsLevels() {
@@ -243,7 +243,7 @@ public final class Snapshot<T> {
 	}
 
 	/**
-	 * Returns whether the service's healthy fraction is below its locality's panic
+	 * Returns whether the service's healthy fraction is below its levels' panic
 	 * threshold, so that picks go to every endpoint of every level, health ignored.
 	 * @return whether the snapshot panics
 	 */
@@ -253,7 +253,7 @@ public final class Snapshot<T> {
 
 	/**
 	 * Returns the priority levels of the set and their shares, in priority order.
-	 * @return the levels, empty without localities
+	 * @return the levels, empty without levels
 	 */
 	public List<Level> levels() {
 		Levels levels = this.levels;
@@ -286,7 +286,7 @@ public final class Snapshot<T> {
 	/**
 	 * Returns the priority of the level of endpoint {@code index}.
 	 * @param index an endpoint index
-	 * @return the level's priority, or -1 without localities
+	 * @return the level's priority, or -1 without levels
 	 */
 	public int priority(int index) {
 		Levels levels = this.levels;
@@ -302,7 +302,7 @@ public final class Snapshot<T> {
 	 * nor draining
 	 * @param share the share of the traffic drawn for it, from health, 0 to 1
 	 * @param spilling whether requests drawn for it may go to the next level because it
-	 * is busy ({@link LoadAwareSpill})
+	 * is busy ({@link LevelSpill})
 	 * @param requests the requests sent to its endpoints (each attempt: a retry counts
 	 * again) since the service's first level of this priority
 	 */
@@ -312,7 +312,7 @@ public final class Snapshot<T> {
 	/**
 	 * Hands this snapshot's levels which priorities spill by load, and their costs.
 	 */
-	void load(Map<Integer, LoadAwareSpill.Load> loads) {
+	void load(Map<Integer, LevelSpill.Load> loads) {
 		Levels levels = this.levels;
 		if (levels != null) {
 			levels.load(loads);

@@ -10,7 +10,9 @@ import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
+import dev.gatewaylb.internal.overload.OverloadState;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
@@ -64,6 +66,17 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	}
 
 	private final ServiceRuntime runtime;
+
+	/**
+	 * The service's hedging, or {@code null}: the first attempt of a round feeds its
+	 * delay.
+	 */
+	private final @Nullable Hedging hedging;
+
+	/**
+	 * The service's overload protection: its limiters' samples and its partitions.
+	 */
+	private final OverloadState overload;
 
 	private final Member member;
 
@@ -120,6 +133,8 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		super(state, decayNanos);
 		this.partition = partition;
 		this.runtime = runtime;
+		this.hedging = runtime.feature(HedgeState.class).hedging();
+		this.overload = runtime.feature(OverloadState.class);
 		this.member = member;
 		this.lease = lease;
 		this.judged = judged;
@@ -166,8 +181,8 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
 		boolean retries = this.runtime.settings().retry().attempts() > 0;
-		boolean latency = this.runtime.recordsLatency() || this.runtime.hedging() != null || this.judged
-				|| this.runtime.limitsConcurrency();
+		boolean latency = this.runtime.recordsLatency() || this.hedging != null || this.judged
+				|| this.overload.limits();
 		// The clock is read only when a retry's deadline, a latency sample, a hedge, a
 		// rollout or a concurrency limiter needs the time; it is then when the request
 		// left, the latency sample's start.
@@ -193,9 +208,9 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	public void responseReceived(int status) {
 		this.status = status;
 		this.phase = Outcome.Phase.RECEIVING;
-		Hedging hedging = this.runtime.hedging();
+		Hedging hedging = this.hedging;
 		boolean endpointLatency = this.runtime.recordsLatency();
-		boolean limited = this.runtime.limitsConcurrency();
+		boolean limited = this.overload.limits();
 		if (endpointLatency || hedging != null || limited) {
 			long now = this.runtime.nanoTime();
 			if (endpointLatency) {
@@ -251,14 +266,14 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		}
 		switch (kind.charge()) {
 			case SUCCESS -> {
-				if (this.runtime.limitsConcurrency()) {
+				if (this.overload.limits()) {
 					// A success once the whole body arrived, timed to its headers.
-					endpoint().addLimitSample(this.headersNanos, false);
+					this.overload.sample(endpoint(), this.headersNanos, false);
 				}
 				this.runtime.succeeded(endpoint());
 			}
 			case FAILURE -> {
-				boolean limited = this.runtime.limitsConcurrency();
+				boolean limited = this.overload.limits();
 				if (this.runtime.recordsLatency() || limited) {
 					long now = this.runtime.nanoTime();
 					if (this.runtime.recordsLatency()) {
@@ -269,7 +284,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 						// them; one that never left has no time.
 						long rtt = (this.headersNanos >= 0) ? this.headersNanos
 								: (this.phase == Outcome.Phase.CONNECTING) ? -1 : now - startNanos();
-						endpoint().addLimitSample(rtt, true);
+						this.overload.sample(endpoint(), rtt, true);
 					}
 				}
 				this.runtime.failed(endpoint());
@@ -286,12 +301,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	protected void released() {
 		int index = this.partition;
 		if (index >= 0) {
-			this.runtime.partitions().release(index);
+			this.overload.partitions().release(index);
 		}
-		if (this.runtime.limitsConcurrency()) {
+		if (this.overload.limits()) {
 			// The endpoint's place is free (released before this hook): a request waiting
 			// for one (concurrency.max-wait) may take it. One read when none waits.
-			this.runtime.partitions().wakeOne();
+			this.overload.partitions().wakeOne();
 		}
 	}
 

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.upstream.Outcome;
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +75,8 @@ final class HedgedRace {
 
 	private final Hedging hedging;
 
+	private final HedgeState hedges;
+
 	private final MonoSink<Round> sink;
 
 	@SuppressWarnings("unused") // accessed through LIVE
@@ -94,6 +97,7 @@ final class HedgedRace {
 		this.owner = owner;
 		this.runtime = runtime;
 		this.hedging = hedging;
+		this.hedges = runtime.feature(HedgeState.class);
 		this.sink = sink;
 	}
 
@@ -187,7 +191,7 @@ final class HedgedRace {
 		if (!lane.begin()) {
 			return;
 		}
-		this.runtime.counters().hedgesSent().increment();
+		this.hedges.sent().increment();
 		lane.start();
 	}
 
@@ -205,14 +209,14 @@ final class HedgedRace {
 		Lane first = this.primary;
 		Lane second = this.backup;
 		if (lane == second) {
-			this.runtime.counters().hedgesWon().increment();
+			this.hedges.won().increment();
 			this.owner.triedAlso(second.attempt.endpoint().address());
 			if (first != null) {
 				lose(first, true);
 			}
 		}
 		else if (second != null && lose(second, false)) {
-			this.runtime.counters().hedgesLost().increment();
+			this.hedges.lost().increment();
 			this.owner.triedAlso(second.attempt.endpoint().address());
 		}
 		lane.exchange.applyTo(this.owner.exchange());
@@ -237,7 +241,7 @@ final class HedgedRace {
 					Lane second = this.backup;
 					if (second != null && (second == lane || stop(second))) {
 						// The backup failed, now or before the first attempt did.
-						this.runtime.counters().hedgesLost().increment();
+						this.hedges.lost().increment();
 						this.owner.triedAlso(second.attempt.endpoint().address());
 					}
 					decide(lane.attempt, error);
@@ -269,7 +273,7 @@ final class HedgedRace {
 			stop(first);
 		}
 		if (second != null && stop(second)) {
-			this.runtime.counters().hedgesLost().increment();
+			this.hedges.lost().increment();
 		}
 	}
 

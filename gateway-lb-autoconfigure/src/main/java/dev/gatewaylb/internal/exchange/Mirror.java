@@ -12,9 +12,9 @@ import java.util.zip.CRC32C;
 
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
-import dev.gatewaylb.internal.runtime.MirrorState;
+import dev.gatewaylb.internal.mirror.MirrorState;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
-import dev.gatewaylb.internal.settings.MirrorSettings;
+import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
 import io.netty.buffer.ByteBuf;
@@ -160,7 +160,7 @@ final class Mirror {
 			// A WebSocket session is not a request to replay.
 			return null;
 		}
-		MirrorState state = primary.mirror();
+		MirrorState state = primary.feature(MirrorState.class);
 		String target = settings.target();
 		ServiceRuntime shadow = (target != null) ? owner.services().runtimes().find(target) : null;
 		HttpHeaders headers = request.getHeaders();

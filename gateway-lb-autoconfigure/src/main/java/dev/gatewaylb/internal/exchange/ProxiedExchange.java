@@ -11,17 +11,22 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.internal.affinity.core.EndpointCookie;
+import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.balance.Algorithm;
+import dev.gatewaylb.internal.hedging.HedgeState;
+import dev.gatewaylb.internal.mirror.MirrorState;
+import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
 import dev.gatewaylb.internal.rollout.RolloutWindow;
-import dev.gatewaylb.internal.runtime.AffinityOutcome;
+import dev.gatewaylb.internal.affinity.AffinityOutcome;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
-import dev.gatewaylb.internal.settings.AffinitySettings;
-import dev.gatewaylb.internal.settings.MirrorSettings;
+import dev.gatewaylb.internal.affinity.AffinitySettings;
+import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.settings.GatewayLbSettings;
 import dev.gatewaylb.internal.request.ClientAddresses;
 import dev.gatewaylb.internal.request.Cookies;
@@ -279,7 +284,7 @@ public final class ProxiedExchange {
 		}
 		ServerWebExchangeUtils.addOriginalRequestUrl(this.exchange, this.url);
 		RolloutTrack shadowStage = this.shadowStage;
-		MirrorSettings mirror = runtime.settings().mirror();
+		MirrorSettings mirror = runtime.feature(MirrorState.class).settings();
 		if (shadowStage != null && !runtime.id().equalsIgnoreCase(shadowStage.plan().target())) {
 			// A rollout's shadow stage mirrors to its target (never the target to itself,
 			// as a request routed just as the stage ended would); the service's own
@@ -309,7 +314,7 @@ public final class ProxiedExchange {
 	 * Sends the next attempt: one pick and one send, or a hedged round.
 	 */
 	private Mono<Void> next(ServiceRuntime runtime) {
-		Hedging hedging = runtime.hedging();
+		Hedging hedging = runtime.feature(HedgeState.class).hedging();
 		if (hedging != null && hedges(runtime, this.exchange.getRequest())) {
 			return HedgedRace.run(this, runtime, hedging)
 				.onErrorResume(Shed.class::isInstance, (shed) -> shed(runtime).then(Mono.<HedgedRace.Round>empty()))
@@ -442,7 +447,7 @@ public final class ProxiedExchange {
 	@Nullable Attempt pick(ServiceRuntime runtime, Attempt.@Nullable SendListener sendListener) {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(runtime) : null;
-		EndpointCookie affinityCookie = runtime.affinityCookie();
+		EndpointCookie affinityCookie = runtime.feature(AffinityState.class).signer();
 		int index = (affinityCookie != null && this.affinity == null) ? follow(runtime, snapshot, affinityCookie) : -1;
 		if (index < 0 && this.firstTried != null && snapshot.drawsLevels()) {
 			// A retry with localities: another endpoint of the level of the one tried
@@ -457,8 +462,9 @@ public final class ProxiedExchange {
 			}
 		}
 		int partition = -1;
-		if (runtime.settings().concurrency().partitioned()) {
-			Partitions partitions = runtime.partitions();
+		OverloadState overload = runtime.feature(OverloadState.class);
+		if (overload.settings().partitioned()) {
+			Partitions partitions = overload.partitions();
 			partition = partitions.indexOf(partitionName(runtime));
 			if (partitions.underShare(partition) || (index == Snapshot.AT_LIMIT && partitions.hasSpare(partition))) {
 				if (index == Snapshot.AT_LIMIT) {
@@ -504,7 +510,7 @@ public final class ProxiedExchange {
 	private int follow(ServiceRuntime runtime, Snapshot<Member> snapshot, EndpointCookie cookie) {
 		// The value is checked where it lies in the Cookie line: no copy of it.
 		List<String> lines = this.exchange.getRequest().getHeaders().get(HttpHeaders.COOKIE);
-		String name = runtime.settings().affinity().cookie().name();
+		String name = runtime.feature(AffinityState.class).settings().cookie().name();
 		for (int i = 0; lines != null && i < lines.size(); i++) {
 			String line = lines.get(i);
 			long bounds = Cookies.bounds(line, name);
@@ -548,7 +554,8 @@ public final class ProxiedExchange {
 	 */
 	private void settleAffinity(ServiceRuntime runtime, @Nullable Attempt answered) {
 		AffinityOutcome outcome = this.affinity;
-		EndpointCookie cookie = runtime.affinityCookie();
+		AffinityState state = runtime.feature(AffinityState.class);
+		EndpointCookie cookie = state.signer();
 		if (outcome == null || cookie == null || this.affinityCounted) {
 			return;
 		}
@@ -558,16 +565,16 @@ public final class ProxiedExchange {
 			if (outcome == AffinityOutcome.FOLLOWED && answered.endpoint() != followed) {
 				outcome = AffinityOutcome.MOVED;
 			}
-			setAffinityCookie(runtime.settings().affinity(), cookie, answered, outcome);
+			setAffinityCookie(state.settings(), cookie, answered, outcome);
 			if (outcome == AffinityOutcome.FOLLOWED && followed != null) {
-				followed.followed();
+				state.followed(followed);
 			}
 		}
 		else if (outcome == AffinityOutcome.FOLLOWED && followed != null && !followed.address().equals(lastTried())) {
 			// The gateway answered, after a retry left the session's endpoint.
 			outcome = AffinityOutcome.MOVED;
 		}
-		runtime.counters().affinity(outcome).increment();
+		state.outcome(outcome).increment();
 	}
 
 	private void setAffinityCookie(AffinitySettings settings, EndpointCookie cookie, Attempt answered,
@@ -576,7 +583,7 @@ public final class ProxiedExchange {
 		if (response.isCommitted()) {
 			return;
 		}
-		SplitSettings.StickyCookie attributes = settings.cookie();
+		CookieSettings attributes = settings.cookie();
 		String learn = settings.learn();
 		if (learn != null) {
 			SetCookies.Change change = SetCookies.of(response.getHeaders().get(HttpHeaders.SET_COOKIE), learn,
@@ -638,7 +645,7 @@ public final class ProxiedExchange {
 			return null;
 		}
 		if (!hedging.tryBackup(nowNanos)) {
-			runtime.counters().hedgesRefusedByBudget().increment();
+			runtime.feature(HedgeState.class).refusedByBudget().increment();
 			return null;
 		}
 		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null, -1);
@@ -720,7 +727,7 @@ public final class ProxiedExchange {
 	 * ({@code concurrency.partition-by}), read where a hash key would be.
 	 */
 	private @Nullable CharSequence partitionName(ServiceRuntime runtime) {
-		HashKey source = runtime.settings().concurrency().partitionBy();
+		HashKey source = runtime.feature(OverloadState.class).settings().partitionBy();
 		return (source != null) ? keyValue(source) : null;
 	}
 
@@ -883,8 +890,8 @@ public final class ProxiedExchange {
 	 */
 	private static boolean hedges(ServiceRuntime runtime, ServerHttpRequest request) {
 		HttpHeaders headers = request.getHeaders();
-		return runtime.settings().hedge().hedges(request.getMethod().name()) && !RequestBodyIdle.hasBody(headers)
-				&& !"websocket".equalsIgnoreCase(headers.getUpgrade());
+		return runtime.feature(HedgeState.class).settings().hedges(request.getMethod().name())
+				&& !RequestBodyIdle.hasBody(headers) && !"websocket".equalsIgnoreCase(headers.getUpgrade());
 	}
 
 	/**
@@ -939,7 +946,7 @@ public final class ProxiedExchange {
 	 * passes a wake it got on to the next waiter. A hedged round does not wait.
 	 */
 	private Mono<Void> shedOrWait(ServiceRuntime runtime) {
-		long maxWait = runtime.settings().concurrency().maxWait().toNanos();
+		long maxWait = runtime.feature(OverloadState.class).settings().maxWait().toNanos();
 		if (maxWait == 0) {
 			return shed(runtime);
 		}
@@ -958,7 +965,7 @@ public final class ProxiedExchange {
 		this.affinity = null;
 		this.followed = null;
 		this.previousSecret = false;
-		Partitions partitions = runtime.partitions();
+		Partitions partitions = runtime.feature(OverloadState.class).partitions();
 		int queue = (this.shedPartition >= 0) ? this.shedPartition : partitions.indexOf(null);
 		Executor loop = serverEventLoop();
 		// A woken waiter is handed over once: by its pick, or, when its client
@@ -1046,7 +1053,7 @@ public final class ProxiedExchange {
 	 * sheds says nothing of the release.
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
-		runtime.counters().shed().increment();
+		runtime.feature(OverloadState.class).shed().increment();
 		settleAffinity(runtime, null);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);
 	}

@@ -4,6 +4,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 
+import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.internal.runtime.SplitCounters;
 import dev.gatewaylb.internal.settings.SplitSettings;
 import dev.gatewaylb.request.Cidr;
@@ -68,7 +69,7 @@ public final class SplitRouting {
 		ServerWebExchange exchange = owner.exchange();
 		ServerHttpRequest request = exchange.getRequest();
 		List<Cidr> trustedProxies = owner.settings().trustedProxies();
-		SplitSettings.StickyCookie sticky = split.sticky();
+		CookieSettings sticky = split.sticky();
 		String presented = (sticky != null) ? presentedAffinityValue(request, sticky) : null;
 		String affinityValue = (presented != null) ? presented
 				: (sticky != null) ? mintAffinityValue(exchange, sticky, trustedProxies) : null;
@@ -130,8 +131,7 @@ public final class SplitRouting {
 	/**
 	 * Returns the well-formed affinity value the request presents, or {@code null}.
 	 */
-	private static @Nullable String presentedAffinityValue(ServerHttpRequest request,
-			SplitSettings.StickyCookie sticky) {
+	private static @Nullable String presentedAffinityValue(ServerHttpRequest request, CookieSettings sticky) {
 		String presented = Cookies.first(request.getHeaders().get(HttpHeaders.COOKIE), sticky.name());
 		return AffinityCookie.isValid(presented) ? presented : null;
 	}
@@ -139,8 +139,7 @@ public final class SplitRouting {
 	/**
 	 * Mints an affinity value for a request that presented none and sets the cookie.
 	 */
-	private String mintAffinityValue(ServerWebExchange exchange, SplitSettings.StickyCookie sticky,
-			List<Cidr> trustedProxies) {
+	private String mintAffinityValue(ServerWebExchange exchange, CookieSettings sticky, List<Cidr> trustedProxies) {
 		String value = this.affinity.mint();
 		boolean secure = sticky.secure()
 				|| cameOverHttps(exchange.getRequest(), exchange.getRequest().getRemoteAddress(), trustedProxies);

@@ -56,7 +56,7 @@ final class KnownServices {
 		for (SplitSettings split : settings.splits().values()) {
 			split.split().targets().forEach((target) -> ids.add(target.service()));
 		}
-		ids.addAll(settings.mirrorTargets());
+		ids.addAll(settings.namedServices());
 		this.configured = lowerCase(ids);
 	}
 

@@ -8,7 +8,6 @@ import java.util.function.Supplier;
 
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.control.ControlThread;
-import dev.gatewaylb.internal.control.Separately;
 import dev.gatewaylb.internal.health.LatencyOutliers;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import org.apache.commons.logging.Log;
@@ -36,8 +35,6 @@ final class LatencyEjection {
 
 	private final ControlThread control;
 
-	private final Separately separately = new Separately("latency-ejection");
-
 	/**
 	 * The latency windows of each service's endpoints. Control thread only.
 	 */
@@ -52,16 +49,10 @@ final class LatencyEjection {
 
 	synchronized void start() {
 		if (this.job == null) {
-			this.job = this.control.every("latency-ejection", INTERVAL, this::evaluate);
+			this.job = EveryService.start(this.control, "latency-ejection", INTERVAL, this.runtimes,
+					(runtime) -> evaluate(runtime,
+							this.windows.computeIfAbsent(runtime.id(), (id) -> new LatencyOutliers())));
 		}
-	}
-
-	private void evaluate() {
-		this.separately.forEach(this.runtimes.get(), ServiceRuntime::id, (runtime) -> {
-			if (runtime.isBalancedHere()) {
-				evaluate(runtime, this.windows.computeIfAbsent(runtime.id(), (id) -> new LatencyOutliers()));
-			}
-		});
 	}
 
 	private void evaluate(ServiceRuntime runtime, LatencyOutliers latency) {

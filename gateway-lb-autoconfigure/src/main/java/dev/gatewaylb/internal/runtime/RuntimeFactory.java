@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.runtime;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -10,12 +11,11 @@ import java.util.random.RandomGenerator;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
-import dev.gatewaylb.internal.settings.HedgeSettings;
+import dev.gatewaylb.internal.feature.Feature;
 import dev.gatewaylb.internal.settings.ServiceSettings;
 import dev.gatewaylb.internal.upstream.Upstream;
 import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.internal.health.Ejections;
-import dev.gatewaylb.internal.hedging.core.Hedging;
 import dev.gatewaylb.internal.retry.RetryBudget;
 import org.jspecify.annotations.Nullable;
 
@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
  * settings did not touch: the balancer (rebuilt in place when its settings changed, so
  * every endpoint keeps its state), the upstream pools unless the client changed
  * ({@link dev.gatewaylb.internal.settings.UpstreamSettings#sameClientAs}), the retry
- * budget and the hedging while their settings are equal, and always the counters, the
- * ejections and the fail-open flag.
+ * budget while its settings are equal, each feature's state as the feature carries it,
+ * and always the counters, the ejections and the fail-open flag.
  * <p>
  * Schedules, publishes and closes nothing: what the caller must do about a change (tell
  * listeners of the balancer's new snapshot, retire the replaced upstream) comes back in
@@ -42,19 +42,23 @@ final class RuntimeFactory {
 
 	private final Executor rebuilds;
 
+	private final List<ServiceFeature<?, ?>> features;
+
 	/**
 	 * Creates the factory.
 	 * @param upstreams builds each service's pools
 	 * @param nanoClock the balancers' clock
 	 * @param random the random source of the randomized algorithms
 	 * @param rebuilds runs the rebuilds a pick asks for, off the request path
+	 * @param features the features, whose state every runtime holds
 	 */
 	RuntimeFactory(Upstreams upstreams, LongSupplier nanoClock, Supplier<? extends RandomGenerator> random,
-			Executor rebuilds) {
+			Executor rebuilds, List<ServiceFeature<?, ?>> features) {
 		this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
 		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
 		this.random = Objects.requireNonNull(random, "random");
 		this.rebuilds = Objects.requireNonNull(rebuilds, "rebuilds");
+		this.features = List.copyOf(features);
 	}
 
 	/**
@@ -69,10 +73,9 @@ final class RuntimeFactory {
 		Balancer<Member> balancer = new Balancer<>(settings.balancer(), Member::endpoint, this.nanoClock, this.random,
 				this.rebuilds);
 		Upstream upstream = balancedHere ? this.upstreams.build(serviceId, settings.upstream()) : null;
-		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), hedging(settings),
-				ServiceCounters.create(), new AtomicBoolean(), new Ejections(), 1, this.nanoClock,
-				ServiceRuntime.partitions(settings), ServiceRuntime.affinityCookie(serviceId, settings),
-				new MirrorState());
+		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), ServiceCounters.create(),
+				new AtomicBoolean(), new Ejections(), 1, this.nanoClock, this.features,
+				states(null, serviceId, settings));
 	}
 
 	/**
@@ -99,17 +102,25 @@ final class RuntimeFactory {
 			upstream = this.upstreams.build(current.id(), settings.upstream());
 		}
 		RetryBudget budget = previous.retry().equals(settings.retry()) ? current.budget() : budget(settings);
-		Hedging hedging = previous.hedge().equals(settings.hedge()) ? current.hedging() : hedging(settings);
-		return new Next(current.with(settings, upstream, budget, hedging), true, rebuiltFrom, replaced);
+		return new Next(current.with(settings, upstream, budget, states(current.states(), current.id(), settings)),
+				true, rebuiltFrom, replaced);
+	}
+
+	/**
+	 * Returns every feature's next state of a service.
+	 * @param previous the states in force, or {@code null} for the service's first
+	 */
+	private Object[] states(Object @Nullable [] previous, String serviceId, ServiceSettings settings) {
+		Feature.Context service = new Feature.Context(serviceId, this.nanoClock);
+		Object[] states = new Object[this.features.size()];
+		for (int i = 0; i < states.length; i++) {
+			states[i] = this.features.get(i).next((previous != null) ? previous[i] : null, settings, service);
+		}
+		return states;
 	}
 
 	private RetryBudget budget(ServiceSettings settings) {
 		return new RetryBudget(settings.retry().budgetPercent(), settings.retry().budgetMinPerSecond(), this.nanoClock);
-	}
-
-	private @Nullable Hedging hedging(ServiceSettings settings) {
-		HedgeSettings hedge = settings.hedge();
-		return hedge.enabled() ? new Hedging(hedge.maxExtraLoad(), hedge.minDelayNanos(), this.nanoClock) : null;
 	}
 
 	/**

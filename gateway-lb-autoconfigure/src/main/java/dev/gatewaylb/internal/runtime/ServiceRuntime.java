@@ -1,21 +1,19 @@
 package dev.gatewaylb.internal.runtime;
 
-import java.util.Map;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
-import dev.gatewaylb.internal.affinity.core.EndpointCookie;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
+import dev.gatewaylb.internal.feature.ServiceView;
 import dev.gatewaylb.internal.settings.ServiceSettings;
 import dev.gatewaylb.internal.upstream.Upstream;
 import dev.gatewaylb.internal.health.Ejections;
 import dev.gatewaylb.internal.health.OutlierDetection;
-import dev.gatewaylb.internal.hedging.core.Hedging;
-import dev.gatewaylb.internal.overload.core.Partitions;
 import dev.gatewaylb.internal.retry.RetryBudget;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,13 +22,14 @@ import org.jspecify.annotations.Nullable;
 /**
  * Everything a request to one service needs, resolved once: its settings, its balancer
  * (whose snapshot follows discovery), its upstream pools and clients, its retry budget,
- * its hedging and its counters. Immutable; {@link RuntimeFactory} builds a new one when
- * the service's settings change, on the control thread, carrying over what did not change
- * the way {@link Balancer#update} carries endpoint state, and {@link ServiceRuntimes}
- * swaps it in with one volatile write. A request reads it once and keeps it for all its
- * attempts.
+ * its counters, its clock, and each feature's state of it ({@link #feature}). Immutable;
+ * {@link RuntimeFactory} builds a new one when the service's settings change, on the
+ * control thread, carrying over what did not change the way {@link Balancer#update}
+ * carries endpoint state (each feature carries its own state over), and
+ * {@link ServiceRuntimes} swaps it in with one volatile write. A request reads it once
+ * and keeps it for all its attempts.
  */
-public final class ServiceRuntime {
+public final class ServiceRuntime implements ServiceView {
 
 	private static final Log logger = LogFactory.getLog(ServiceRuntime.class);
 
@@ -44,8 +43,6 @@ public final class ServiceRuntime {
 
 	private final RetryBudget budget;
 
-	private final @Nullable Hedging hedging;
-
 	private final ServiceCounters counters;
 
 	private final AtomicBoolean failingOpen;
@@ -56,30 +53,55 @@ public final class ServiceRuntime {
 
 	private final LongSupplier nanoClock;
 
-	private final Partitions partitions;
+	/**
+	 * Each feature's state of the service, in the order of {@link #features}: read by
+	 * {@link #feature}, never written after construction.
+	 */
+	private final Object[] states;
 
-	private final @Nullable EndpointCookie affinityCookie;
-
-	private final MirrorState mirror;
+	private final List<ServiceFeature<?, ?>> features;
 
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
-			RetryBudget budget, @Nullable Hedging hedging, ServiceCounters counters, AtomicBoolean failingOpen,
-			Ejections ejections, long generation, LongSupplier nanoClock, Partitions partitions,
-			@Nullable EndpointCookie affinityCookie, MirrorState mirror) {
+			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, Ejections ejections,
+			long generation, LongSupplier nanoClock, List<ServiceFeature<?, ?>> features, Object[] states) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
 		this.upstream = upstream;
 		this.budget = budget;
-		this.hedging = hedging;
 		this.counters = counters;
 		this.failingOpen = failingOpen;
 		this.ejections = ejections;
 		this.generation = generation;
 		this.nanoClock = nanoClock;
-		this.partitions = partitions;
-		this.affinityCookie = affinityCookie;
-		this.mirror = mirror;
+		this.features = features;
+		this.states = states;
+	}
+
+	/**
+	 * Returns the service's state of a feature: one look through a few entries, no
+	 * allocation.
+	 * @param <S> the state's type
+	 * @param type the state's type, one per feature
+	 * @return the state; a feature the service does not use has one that does nothing
+	 * @throws IllegalArgumentException when no feature of that state is wired
+	 */
+	public <S> S feature(Class<S> type) {
+		Object[] states = this.states;
+		for (Object state : states) {
+			if (state.getClass() == type) {
+				return type.cast(state);
+			}
+		}
+		throw new IllegalArgumentException("no feature with state " + type.getName() + " is wired");
+	}
+
+	/**
+	 * Returns every feature's state of the service, in the order the features are wired.
+	 * @return the states
+	 */
+	public List<Object> features() {
+		return List.of(this.states);
 	}
 
 	/**
@@ -87,6 +109,7 @@ public final class ServiceRuntime {
 	 * deadline and ejection of the service.
 	 * @return nanoseconds
 	 */
+	@Override
 	public long nanoTime() {
 		return this.nanoClock.getAsLong();
 	}
@@ -132,6 +155,7 @@ public final class ServiceRuntime {
 	 * Returns the service id, in lower case.
 	 * @return the id
 	 */
+	@Override
 	public String id() {
 		return this.id;
 	}
@@ -158,6 +182,7 @@ public final class ServiceRuntime {
 	 * Returns the current snapshot of the service's endpoints: one volatile read.
 	 * @return the snapshot
 	 */
+	@Override
 	public Snapshot<Member> snapshot() {
 		return this.balancer.snapshot();
 	}
@@ -166,6 +191,7 @@ public final class ServiceRuntime {
 	 * Returns the service's balancer.
 	 * @return the balancer
 	 */
+	@Override
 	public Balancer<Member> balancer() {
 		return this.balancer;
 	}
@@ -200,15 +226,6 @@ public final class ServiceRuntime {
 	}
 
 	/**
-	 * Returns the service's hedged requests: when an attempt gets a backup, and the
-	 * budget of backups.
-	 * @return the hedging, or {@code null} when the service does not hedge
-	 */
-	public @Nullable Hedging hedging() {
-		return this.hedging;
-	}
-
-	/**
 	 * Returns the ejections of the service's endpoints that have not ended: one per
 	 * balancer, so that a settings change keeps them.
 	 * @return the ejections
@@ -234,56 +251,7 @@ public final class ServiceRuntime {
 	public boolean recordsLatency() {
 		return this.settings.balancer().algorithm() == Algorithm.PEAK_EWMA
 				|| this.settings.health().passive().ejectsSlowEndpoints()
-				|| (this.settings.balancer().locality().enabled() && this.settings.balancer().locality().loadAware());
-	}
-
-	/**
-	 * Returns whether the service's endpoints are limited ({@code concurrency.limit}), so
-	 * that attempts add samples to their limiters.
-	 * @return whether limited
-	 */
-	public boolean limitsConcurrency() {
-		return this.settings.concurrency().limits().enabled();
-	}
-
-	/**
-	 * Returns the partitions of the service's concurrency limit.
-	 * @return the partitions, {@link Partitions#NONE} for a service that has had no limit
-	 * since it was built (one whose limit a refresh turned off keeps its own)
-	 */
-	public Partitions partitions() {
-		return this.partitions;
-	}
-
-	/**
-	 * Returns the signer and checker of the service's affinity cookie values, made for
-	 * this service's id.
-	 * @return the signer, or {@code null} when the service has no endpoint affinity
-	 */
-	public @Nullable EndpointCookie affinityCookie() {
-		return this.affinityCookie;
-	}
-
-	/**
-	 * Returns the service's mirroring as it goes: the mirrored requests in flight and
-	 * what became of them.
-	 * @return the state, there whether the service mirrors or not
-	 */
-	public MirrorState mirror() {
-		return this.mirror;
-	}
-
-	static @Nullable EndpointCookie affinityCookie(String id, ServiceSettings settings) {
-		return settings.affinity().enabled() ? settings.affinity().signerFor(id) : null;
-	}
-
-	static Partitions partitions(ServiceSettings settings) {
-		Map<String, Double> shares = settings.concurrency().partitions();
-		// A limited service has partitions of its own even with no shares (one, the
-		// rest): they hold its limit's sum and its waiters, which NONE, shared by every
-		// service, must not.
-		return (shares.isEmpty() && !settings.concurrency().limits().enabled()) ? Partitions.NONE
-				: Partitions.of(shares);
+				|| (this.settings.balancer().levels().enabled() && this.settings.balancer().levels().loadAware());
 	}
 
 	/**
@@ -313,20 +281,23 @@ public final class ServiceRuntime {
 		}
 	}
 
-	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget,
-			@Nullable Hedging hedging) {
-		// The partitions' counts carry over while their shares do: requests in flight
-		// release into the counters they were counted in.
-		Partitions partitions = (this.partitions != Partitions.NONE
-				&& settings.concurrency().partitions().equals(this.partitions.configured())) ? this.partitions
-						: partitions(settings);
-		// The signer carries over while the affinity settings do: it holds each event
-		// loop's MACs.
-		EndpointCookie affinityCookie = settings.affinity().equals(this.settings.affinity()) ? this.affinityCookie
-				: affinityCookie(this.id, settings);
-		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, hedging, this.counters,
-				this.failingOpen, this.ejections, this.generation + 1, this.nanoClock, partitions, affinityCookie,
-				this.mirror);
+	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget, Object[] states) {
+		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
+				this.ejections, this.generation + 1, this.nanoClock, this.features, states);
+	}
+
+	/**
+	 * Returns the features wired into the service's runtimes.
+	 */
+	List<ServiceFeature<?, ?>> wiredFeatures() {
+		return this.features;
+	}
+
+	/**
+	 * Returns the states of the features, in their order: for the next runtime's build.
+	 */
+	Object[] states() {
+		return this.states;
 	}
 
 	AtomicBoolean failingOpen() {

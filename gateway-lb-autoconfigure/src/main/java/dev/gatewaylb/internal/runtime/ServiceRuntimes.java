@@ -23,6 +23,7 @@ import java.util.random.RandomGenerator;
 
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.control.ControlThread;
+import dev.gatewaylb.internal.feature.Feature;
 import dev.gatewaylb.internal.discovery.DiscoveryPoller;
 import dev.gatewaylb.internal.discovery.DiscoveryRejection;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
@@ -55,7 +56,8 @@ import reactor.core.publisher.Mono;
  * the pools of departed endpoints close after a grace), and a next runtime when refreshed
  * settings change it (what they did not touch is carried over; a replaced pool closes
  * once no request uses it: {@link UpstreamRetirement}). The {@code latency-ejection} and
- * {@code hedge-window-roll} jobs run over every runtime.
+ * {@code success-rate-ejection} jobs, and every feature's, run over every runtime
+ * ({@link EveryService}).
  * <p>
  * Why this is safe without locks on the request path: a request reads a service's runtime
  * with one map read and one volatile read; every write happens on the control thread, one
@@ -93,13 +95,7 @@ public final class ServiceRuntimes {
 
 	private final SuccessRateEjection successRateEjection;
 
-	private final ConcurrencyLimiting concurrencyLimiting;
-
-	private final HedgeWindows hedgeWindows;
-
-	private final AffinityWindows affinityWindows;
-
-	private final LocalitySpilling localitySpilling;
+	private final List<ServiceFeature<?, ?>> features;
 
 	private final KnownServices known = new KnownServices();
 
@@ -134,21 +130,20 @@ public final class ServiceRuntimes {
 	 * @param control the control thread, whose clock is every balancer's
 	 * @param random the random source of the randomized algorithms, called once per pick
 	 * on the picking thread
+	 * @param features the features, whose state every runtime holds and whose jobs run
+	 * for every service
 	 */
 	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, ControlThread control,
-			Supplier<? extends RandomGenerator> random) {
+			Supplier<? extends RandomGenerator> random, List<ServiceFeature<?, ?>> features) {
 		this.settings = Objects.requireNonNull(settings, "settings");
 		this.source = Objects.requireNonNull(source, "source");
 		this.control = Objects.requireNonNull(control, "control");
-		this.factory = new RuntimeFactory(upstreams, control::nanoTime, random, control);
+		this.features = List.copyOf(features);
+		this.factory = new RuntimeFactory(upstreams, control::nanoTime, random, control, this.features);
 		this.discovery = new DiscoveryPoller(source, control);
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);
 		this.successRateEjection = new SuccessRateEjection(this::all, control);
-		this.concurrencyLimiting = new ConcurrencyLimiting(this::all, control);
-		this.hedgeWindows = new HedgeWindows(this::all, control);
-		this.affinityWindows = new AffinityWindows(this::all, control);
-		this.localitySpilling = new LocalitySpilling(this::all, control);
 		this.known.configured(settings.get());
 	}
 
@@ -392,9 +387,8 @@ public final class ServiceRuntimes {
 
 	/**
 	 * Starts following the settings and the jobs: {@code discovery-poll},
-	 * {@code latency-ejection}, {@code success-rate-ejection},
-	 * {@code concurrency-limits}, {@code hedge-window-roll}, {@code affinity-window},
-	 * {@code locality-spill}; idempotent.
+	 * {@code known-services}, {@code latency-ejection}, {@code success-rate-ejection},
+	 * and every feature's; idempotent.
 	 */
 	public synchronized void start() {
 		if (this.started) {
@@ -407,10 +401,13 @@ public final class ServiceRuntimes {
 		this.control.every("known-services", DiscoveryPoller.POLL_INTERVAL, this::listServices);
 		this.latencyEjection.start();
 		this.successRateEjection.start();
-		this.concurrencyLimiting.start();
-		this.hedgeWindows.start();
-		this.affinityWindows.start();
-		this.localitySpilling.start();
+		this.features.forEach(this::startJobs);
+	}
+
+	private <C, S> void startJobs(ServiceFeature<C, S> feature) {
+		for (Feature.Job<S> job : feature.feature().jobs()) {
+			EveryService.start(this.control, job, feature.stateType(), this::all);
+		}
 	}
 
 	/**
@@ -506,7 +503,7 @@ public final class ServiceRuntimes {
 		}
 		this.known.configured(applied);
 		track(applied.configuredServices());
-		track(applied.mirrorTargets());
+		track(applied.namedServices());
 		for (SplitSettings split : applied.splits().values()) {
 			split.split().targets().forEach((target) -> track(target.service()));
 		}

@@ -10,7 +10,6 @@ import java.util.function.Supplier;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.control.ControlThread;
-import dev.gatewaylb.internal.control.Separately;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.health.SuccessRateOutliers;
 import org.apache.commons.logging.Log;
@@ -44,8 +43,6 @@ final class SuccessRateEjection {
 
 	private final ControlThread control;
 
-	private final Separately separately = new Separately("success-rate-ejection");
-
 	/**
 	 * Each service's interval: when it started and the sums it started from. Control
 	 * thread only.
@@ -61,28 +58,25 @@ final class SuccessRateEjection {
 
 	synchronized void start() {
 		if (this.job == null) {
-			this.job = this.control.every("success-rate-ejection", TICK, this::evaluate);
+			this.job = EveryService.start(this.control, "success-rate-ejection", TICK, this.runtimes, this::evaluate);
 		}
 	}
 
-	private void evaluate() {
+	private void evaluate(ServiceRuntime runtime) {
 		long now = this.control.nanoTime();
-		this.separately.forEach(this.runtimes.get(), ServiceRuntime::id, (runtime) -> {
-			OutlierDetection detection = runtime.settings().health().passive();
-			if (!detection.countsAnswers() || !runtime.isBalancedHere()) {
-				this.intervals.remove(runtime.id());
-				return;
-			}
-			// A service seen for the first time starts its interval from the sums as they
-			// are, so that its first judgement already has an interval's counts.
-			Interval interval = this.intervals.computeIfAbsent(runtime.id(),
-					(id) -> new Interval(now, runtime.snapshot()));
-			// Due within half a tick: the job's runs drift a little, and an interval of
-			// one tick would otherwise be judged every other tick.
-			if (now - interval.startNanos + TICK.toNanos() / 2 >= detection.successRate().intervalNanos()) {
-				judge(runtime, detection, interval, now);
-			}
-		});
+		OutlierDetection detection = runtime.settings().health().passive();
+		if (!detection.countsAnswers()) {
+			this.intervals.remove(runtime.id());
+			return;
+		}
+		// A service seen for the first time starts its interval from the sums as they
+		// are, so that its first judgement already has an interval's counts.
+		Interval interval = this.intervals.computeIfAbsent(runtime.id(), (id) -> new Interval(now, runtime.snapshot()));
+		// Due within half a tick: the job's runs drift a little, and an interval of one
+		// tick would otherwise be judged every other tick.
+		if (now - interval.startNanos + TICK.toNanos() / 2 >= detection.successRate().intervalNanos()) {
+			judge(runtime, detection, interval, now);
+		}
 	}
 
 	private void judge(ServiceRuntime runtime, OutlierDetection detection, Interval interval, long now) {

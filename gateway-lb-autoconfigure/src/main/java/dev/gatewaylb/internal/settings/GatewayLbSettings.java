@@ -100,13 +100,15 @@ public final class GatewayLbSettings {
 	}
 
 	/**
-	 * Returns the shadow services the services mirror to, in lower case.
-	 * @return the mirror targets
+	 * Returns the services that the services' settings name
+	 * ({@link ServiceSettings#namedService()}), in lower case: tracked from start-up as
+	 * the services routes name are.
+	 * @return the service ids
 	 */
-	public Set<String> mirrorTargets() {
+	public Set<String> namedServices() {
 		Set<String> targets = new HashSet<>();
 		for (ServiceSettings service : this.services.values()) {
-			String target = service.mirror().target();
+			String target = service.namedService();
 			if (target != null) {
 				targets.add(target);
 			}

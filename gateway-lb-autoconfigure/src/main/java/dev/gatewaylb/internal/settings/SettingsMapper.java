@@ -1,6 +1,5 @@
 package dev.gatewaylb.internal.settings;
 
-import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,20 +12,16 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
-import dev.gatewaylb.internal.affinity.core.EndpointCookie;
+import dev.gatewaylb.internal.config.CookieSettings;
+import dev.gatewaylb.internal.config.Layers;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.BalancerSettings;
-import dev.gatewaylb.internal.balance.Locality;
-import dev.gatewaylb.config.AffinityProperties;
+import dev.gatewaylb.internal.balance.LevelSettings;
 import dev.gatewaylb.config.BalancingAlgorithm;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
-import dev.gatewaylb.config.ConcurrencyProperties;
-import dev.gatewaylb.config.HedgeProperties;
-import dev.gatewaylb.config.LocalityProperties;
-import dev.gatewaylb.config.MirrorProperties;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -38,7 +33,6 @@ import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.internal.health.FailureStatuses;
 import dev.gatewaylb.internal.health.OutlierDetection;
-import dev.gatewaylb.internal.overload.core.ConcurrencyLimits;
 import dev.gatewaylb.internal.request.HashKey;
 import dev.gatewaylb.internal.rollout.Rollout;
 import dev.gatewaylb.internal.split.Split;
@@ -54,43 +48,27 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  */
 final class SettingsMapper {
 
-	static final String DEFAULTS_PATH = "gateway.lb.defaults";
-
-	private static final Function<ServiceProperties, @Nullable PoolProperties> POOL = ServiceProperties::pool;
-
-	private static final Function<ServiceProperties, @Nullable TimeoutProperties> TIMEOUTS = ServiceProperties::timeouts;
-
-	private static final Function<ServiceProperties, @Nullable RetryProperties> RETRY = ServiceProperties::retry;
-
-	private static final Function<ServiceProperties, @Nullable HedgeProperties> HEDGE = ServiceProperties::hedge;
-
-	private static final Function<ServiceProperties, @Nullable ConcurrencyProperties> CONCURRENCY = ServiceProperties::concurrency;
-
-	private static final Function<ServiceProperties, @Nullable AffinityProperties> AFFINITY = ServiceProperties::affinity;
-
-	private static final Function<ServiceProperties, @Nullable LocalityProperties> LOCALITY = ServiceProperties::locality;
-
-	private static final Function<ServiceProperties, @Nullable MirrorProperties> MIRROR = ServiceProperties::mirror;
+	static final String DEFAULTS_PATH = Layers.DEFAULTS_PATH;
 
 	/**
-	 * Spring Cloud LoadBalancer's property for the zone the application runs in, which
-	 * localities take as the gateway's zone.
+	 * Spring Cloud LoadBalancer's property for the zone the application runs in: the
+	 * gateway's zone.
 	 */
 	static final String ZONE_PROPERTY = "spring.cloud.loadbalancer.zone";
 
-	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = in(ServiceProperties::health,
+	private static final Function<ServiceProperties, @Nullable Passive> PASSIVE = Layers.in(ServiceProperties::health,
 			HealthProperties::passive);
 
-	private static final Function<ServiceProperties, @Nullable Active> ACTIVE = in(ServiceProperties::health,
+	private static final Function<ServiceProperties, @Nullable Active> ACTIVE = Layers.in(ServiceProperties::health,
 			HealthProperties::active);
 
-	private static final Function<ServiceProperties, HealthProperties.@Nullable SuccessRate> SUCCESS_RATE = in(PASSIVE,
-			Passive::successRate);
+	private static final Function<ServiceProperties, HealthProperties.@Nullable SuccessRate> SUCCESS_RATE = Layers
+		.in(PASSIVE, Passive::successRate);
 
-	private static final Function<ServiceProperties, HealthProperties.@Nullable FailurePercentage> FAILURE_PERCENTAGE = in(
-			PASSIVE, Passive::failurePercentage);
+	private static final Function<ServiceProperties, HealthProperties.@Nullable FailurePercentage> FAILURE_PERCENTAGE = Layers
+		.in(PASSIVE, Passive::failurePercentage);
 
-	private static final Function<ServiceProperties, @Nullable String> TRUSTED_CA = in(ServiceProperties::tls,
+	private static final Function<ServiceProperties, @Nullable String> TRUSTED_CA = Layers.in(ServiceProperties::tls,
 			TlsProperties::trustedCa);
 
 	private SettingsMapper() {
@@ -150,171 +128,43 @@ final class SettingsMapper {
 
 	static ServiceSettings resolve(String path, ServiceProperties service, ServiceProperties defaults,
 			@Nullable String zone) {
-		Layers layers = new Layers(path, service, defaults);
+		Layers layers = new Layers(path, service, defaults, ServiceSettings.BUILT_IN);
 		BalancerSettings balancer = new BalancerSettings(algorithm(layers.get(ServiceProperties::algorithm)),
 				layers.get(ServiceProperties::slowStart).toNanos(),
-				layers.get(in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos(),
-				layers.get(ServiceProperties::hashBalanceFactor), locality(layers, zone));
+				layers.get(Layers.in(ServiceProperties::peakEwma, PeakEwmaProperties::decay)).toNanos(),
+				layers.get(ServiceProperties::hashBalanceFactor), LevelSettings.NONE);
 		HealthSettings health = new HealthSettings(
-				new OutlierDetection(layers.get(in(PASSIVE, Passive::consecutiveFailures)),
-						layers.get(in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
-						layers.get(in(PASSIVE, Passive::maxEjectionPercent)),
-						FailureStatuses.of(layers.get(in(PASSIVE, Passive::onStatuses))),
-						layers.get(in(PASSIVE, Passive::latencyFactor)),
+				new OutlierDetection(layers.get(Layers.in(PASSIVE, Passive::consecutiveFailures)),
+						layers.get(Layers.in(PASSIVE, Passive::baseEjectionTime)).toNanos(),
+						layers.get(Layers.in(PASSIVE, Passive::maxEjectionPercent)),
+						FailureStatuses.of(layers.get(Layers.in(PASSIVE, Passive::onStatuses))),
+						layers.get(Layers.in(PASSIVE, Passive::latencyFactor)),
 						new OutlierDetection.SuccessRate(
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::enabled)),
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::stdevFactor)),
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::minimumHosts)),
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::requestVolume)),
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::interval)).toNanos(),
-								layers.get(in(SUCCESS_RATE, HealthProperties.SuccessRate::confidence))),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::enabled)),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::stdevFactor)),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::minimumHosts)),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::requestVolume)),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::interval)).toNanos(),
+								layers.get(Layers.in(SUCCESS_RATE, HealthProperties.SuccessRate::confidence))),
 						new OutlierDetection.FailurePercentage(
-								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::enabled)),
-								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::threshold)),
-								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::minimumHosts)),
-								layers.get(in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::requestVolume)))),
-				new HealthSettings.Active(layers.get(in(ACTIVE, Active::enabled)), layers.get(in(ACTIVE, Active::path)),
-						layers.get(in(ACTIVE, Active::interval)), layers.get(in(ACTIVE, Active::timeout))),
-				layers.get(in(ServiceProperties::health, HealthProperties::maxDrainPercent)));
-		RetrySettings retry = new RetrySettings(layers.get(in(RETRY, RetryProperties::attempts)),
-				Set.copyOf(layers.get(in(RETRY, RetryProperties::onStatuses))),
-				layers.get(in(RETRY, RetryProperties::budgetPercent)),
-				layers.get(in(RETRY, RetryProperties::budgetMinPerSecond)));
-		HedgeSettings hedge = new HedgeSettings(layers.get(in(HEDGE, HedgeProperties::maxExtraLoad)),
-				layers.get(in(HEDGE, HedgeProperties::minDelay)).toNanos(),
-				Set.copyOf(layers.get(in(HEDGE, HedgeProperties::methods))));
-		return new ServiceSettings(balancer, HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)),
-				upstream(layers), health, retry, hedge, concurrency(layers), affinity(layers), mirror(path, layers));
-	}
-
-	private static MirrorSettings mirror(String path, Layers layers) {
-		String target = layers.get(in(MIRROR, MirrorProperties::target)).trim();
-		if (!target.isEmpty() && path.equals(DEFAULTS_PATH)) {
-			// Every service mirrored to one shadow, itself included: never what is meant.
-			throw new InvalidConfigurationPropertyValueException(DEFAULTS_PATH + ".mirror.target", target,
-					"expected: set per service, under gateway.lb.services.<id>.mirror");
-		}
-		if (!target.isEmpty() && target.equalsIgnoreCase(serviceOf(path))) {
-			throw new InvalidConfigurationPropertyValueException(path + ".mirror.target", target,
-					"expected: another service than the one mirrored");
-		}
-		MirrorSettings.Compare compare = switch (layers.get(in(MIRROR, MirrorProperties::compare))) {
-			case NONE -> MirrorSettings.Compare.NONE;
-			case STATUS -> MirrorSettings.Compare.STATUS;
-			case BODY -> MirrorSettings.Compare.BODY;
-		};
-		return new MirrorSettings(target.isEmpty() ? null : normalize(target),
-				layers.get(in(MIRROR, MirrorProperties::percent)),
-				layers.get(in(MIRROR, MirrorProperties::maxConcurrent)),
-				layers.get(in(MIRROR, MirrorProperties::maxBody)).toBytes(), compare,
-				Set.copyOf(layers.get(in(MIRROR, MirrorProperties::methods))));
-	}
-
-	/**
-	 * Returns the service id of a service's property path: {@code catalog} of
-	 * {@code gateway.lb.services.catalog}, {@code a.b} of
-	 * {@code gateway.lb.services[a.b]}.
-	 */
-	private static String serviceOf(String path) {
-		String prefix = "gateway.lb.services";
-		if (!path.startsWith(prefix)) {
-			return "";
-		}
-		String rest = path.substring(prefix.length());
-		return rest.startsWith("[") ? rest.substring(1, rest.length() - 1) : rest.substring(1);
-	}
-
-	private static Locality locality(Layers layers, @Nullable String zone) {
-		boolean enabled = layers.get(in(LOCALITY, LocalityProperties::enabled));
-		String trimmed = (zone != null && !zone.isBlank()) ? zone.trim() : null;
-		if (enabled && trimmed == null) {
-			throw new InvalidConfigurationPropertyValueException(ZONE_PROPERTY, "(not set)",
-					"expected: the zone the " + "gateway runs in, since "
-							+ layers.pathOf(in(LOCALITY, LocalityProperties::enabled), "locality.enabled")
-							+ " is true and endpoints in that zone are preferred");
-		}
-		return new Locality(enabled, trimmed, layers.get(in(LOCALITY, LocalityProperties::overprovisioningFactor)),
-				layers.get(in(LOCALITY, LocalityProperties::panicThreshold)),
-				layers.get(in(LOCALITY, LocalityProperties::loadAware)));
-	}
-
-	private static AffinitySettings affinity(Layers layers) {
-		String name = layers.get(in(AFFINITY, AffinityProperties::cookie));
-		boolean secure = layers.get(in(AFFINITY, AffinityProperties::secure));
-		StickyProperties.SameSite sameSite = layers.get(in(AFFINITY, AffinityProperties::sameSite));
-		if (sameSite == StickyProperties.SameSite.NONE && !secure) {
-			// Browsers drop a SameSite=None cookie that is not Secure: every request
-			// would start a new session.
-			throw new InvalidConfigurationPropertyValueException(
-					layers.pathOf(in(AFFINITY, AffinityProperties::sameSite), "affinity.same-site"), "None",
-					"expected: secure: true with it, browsers drop a SameSite=None cookie without Secure");
-		}
-		String secret = layers.get(in(AFFINITY, AffinityProperties::secret));
-		List<String> previous = layers.get(in(AFFINITY, AffinityProperties::previousSecrets));
-		String learn = layers.get(in(AFFINITY, AffinityProperties::learn));
-		if (!name.isEmpty()) {
-			int bytes = secret.getBytes(StandardCharsets.UTF_8).length;
-			// A secret is never in a message: its length is.
-			if (bytes < EndpointCookie.MIN_SECRET_BYTES) {
-				// Named where it was set, or, when nowhere, where the cookie was.
-				throw new InvalidConfigurationPropertyValueException(
-						layers.pathOf((layers.isSet(in(AFFINITY, AffinityProperties::secret)))
-								? in(AFFINITY, AffinityProperties::secret) : in(AFFINITY, AffinityProperties::cookie),
-								"affinity.secret"),
-						(bytes == 0) ? "(not set)" : "(hidden, " + bytes + " bytes)",
-						"expected: at least " + EndpointCookie.MIN_SECRET_BYTES
-								+ " bytes, the same on every replica, when affinity.cookie is set");
-			}
-			for (int i = 0; i < previous.size(); i++) {
-				String old = previous.get(i);
-				if (old == null || old.getBytes(StandardCharsets.UTF_8).length < EndpointCookie.MIN_SECRET_BYTES) {
-					throw new InvalidConfigurationPropertyValueException(
-							layers.pathOf(in(AFFINITY, AffinityProperties::previousSecrets),
-									"affinity.previous-secrets") + "[" + i + "]",
-							"(hidden)", "expected: at least " + EndpointCookie.MIN_SECRET_BYTES + " bytes");
-				}
-			}
-			if (learn.equals(name)) {
-				throw new InvalidConfigurationPropertyValueException(
-						layers.pathOf(in(AFFINITY, AffinityProperties::learn), "affinity.learn"), learn,
-						"expected: the application's own session cookie, not affinity.cookie");
-			}
-		}
-		SplitSettings.StickyCookie cookie = new SplitSettings.StickyCookie(name,
-				layers.get(in(AFFINITY, AffinityProperties::maxAge)),
-				layers.get(in(AFFINITY, AffinityProperties::path)), secure,
-				layers.get(in(AFFINITY, AffinityProperties::httpOnly)), SplitSettings.StickyCookie.sameSite(sameSite));
-		return new AffinitySettings(cookie, secret, previous, learn.isEmpty() ? null : learn);
-	}
-
-	private static ConcurrencySettings concurrency(Layers layers) {
-		ConcurrencyLimits.Algorithm algorithm = switch (layers.get(in(CONCURRENCY, ConcurrencyProperties::limit))) {
-			case NONE -> ConcurrencyLimits.Algorithm.NONE;
-			case GRADIENT2 -> ConcurrencyLimits.Algorithm.GRADIENT2;
-			case VEGAS -> ConcurrencyLimits.Algorithm.VEGAS;
-			case AIMD -> ConcurrencyLimits.Algorithm.AIMD;
-			case FIXED -> ConcurrencyLimits.Algorithm.FIXED;
-		};
-		int initial = layers.get(in(CONCURRENCY, ConcurrencyProperties::initialLimit));
-		int min = layers.get(in(CONCURRENCY, ConcurrencyProperties::minLimit));
-		int max = layers.get(in(CONCURRENCY, ConcurrencyProperties::maxLimit));
-		// Each bound is checked where it is bound; how they stand to each other only
-		// once the layers are merged.
-		if (max < min) {
-			throw new InvalidConfigurationPropertyValueException(
-					layers.pathOf(in(CONCURRENCY, ConcurrencyProperties::maxLimit), "concurrency.max-limit"), max,
-					"expected: at least concurrency.min-limit, " + min);
-		}
-		if (initial < min || initial > max) {
-			throw new InvalidConfigurationPropertyValueException(
-					layers.pathOf(in(CONCURRENCY, ConcurrencyProperties::initialLimit), "concurrency.initial-limit"),
-					initial, "expected: from concurrency.min-limit to concurrency.max-limit, " + min + " to " + max);
-		}
-		String partitionBy = layers.get(in(CONCURRENCY, ConcurrencyProperties::partitionBy)).trim();
-		return new ConcurrencySettings(new ConcurrencyLimits(algorithm, initial, min, max),
-				partitionBy.isEmpty() ? null : HashKey.parse("partition-by", partitionBy),
-				layers.find(in(CONCURRENCY, ConcurrencyProperties::partitions), Map.of()),
-				layers.get(in(CONCURRENCY, ConcurrencyProperties::maxWait)));
+								layers.get(Layers.in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::enabled)),
+								layers
+									.get(Layers.in(FAILURE_PERCENTAGE, HealthProperties.FailurePercentage::threshold)),
+								layers.get(Layers.in(FAILURE_PERCENTAGE,
+										HealthProperties.FailurePercentage::minimumHosts)),
+								layers.get(Layers.in(FAILURE_PERCENTAGE,
+										HealthProperties.FailurePercentage::requestVolume)))),
+				new HealthSettings.Active(layers.get(Layers.in(ACTIVE, Active::enabled)),
+						layers.get(Layers.in(ACTIVE, Active::path)), layers.get(Layers.in(ACTIVE, Active::interval)),
+						layers.get(Layers.in(ACTIVE, Active::timeout))),
+				layers.get(Layers.in(ServiceProperties::health, HealthProperties::maxDrainPercent)));
+		RetrySettings retry = new RetrySettings(
+				layers.get(Layers.in(ServiceProperties::retry, RetryProperties::attempts)),
+				Set.copyOf(layers.get(Layers.in(ServiceProperties::retry, RetryProperties::onStatuses))),
+				layers.get(Layers.in(ServiceProperties::retry, RetryProperties::budgetPercent)),
+				layers.get(Layers.in(ServiceProperties::retry, RetryProperties::budgetMinPerSecond)));
+		return ServiceSettings.of(layers, zone, balancer,
+				HashKey.parse("hash-key", layers.get(ServiceProperties::hashKey)), upstream(layers), health, retry);
 	}
 
 	private static UpstreamSettings upstream(Layers layers) {
@@ -329,15 +179,18 @@ final class SettingsMapper {
 						trustedCa, ex.getMessage());
 			}
 		}
-		return new UpstreamSettings(layers.get(in(POOL, PoolProperties::maxConnections)),
-				layers.get(in(POOL, PoolProperties::maxPending)), layers.get(in(POOL, PoolProperties::pendingTimeout)),
-				layers.get(in(POOL, PoolProperties::maxIdleTime)), layers.get(in(TIMEOUTS, TimeoutProperties::connect)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::response)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::bodyIdle)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyIdle)), certificates,
-				layers.get(ServiceProperties::http2), layers.get(in(TIMEOUTS, TimeoutProperties::responseWriteIdle)),
-				layers.get(in(TIMEOUTS, TimeoutProperties::requestBodyMinRate)).toBytes(),
-				layers.get(in(TIMEOUTS, TimeoutProperties::happyEyeballs)));
+		return new UpstreamSettings(layers.get(Layers.in(ServiceProperties::pool, PoolProperties::maxConnections)),
+				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::maxPending)),
+				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::pendingTimeout)),
+				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::maxIdleTime)),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::connect)),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::response)),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::bodyIdle)),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::requestBodyIdle)), certificates,
+				layers.get(ServiceProperties::http2),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::responseWriteIdle)),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::requestBodyMinRate)).toBytes(),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::happyEyeballs)));
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {
@@ -363,10 +216,8 @@ final class SettingsMapper {
 					"expected: targets whose weights sum to more than 0");
 		}
 		StickyProperties sticky = split.sticky();
-		SplitSettings.StickyCookie cookie = (sticky != null)
-				? new SplitSettings.StickyCookie(sticky.cookie(), sticky.maxAge(), sticky.path(), sticky.secure(),
-						sticky.httpOnly(), SplitSettings.StickyCookie.sameSite(sticky.sameSite()))
-				: null;
+		CookieSettings cookie = (sticky != null) ? new CookieSettings(sticky.cookie(), sticky.maxAge(), sticky.path(),
+				sticky.secure(), sticky.httpOnly(), CookieSettings.sameSite(sticky.sameSite())) : null;
 		Rollout.Plan rollout = rollout(key + ".rollout", split, compiled);
 		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(), rollout);
 	}
@@ -461,18 +312,6 @@ final class SettingsMapper {
 	}
 
 	/**
-	 * Returns a key nested in a group, {@code null} when the layer does not set the
-	 * group.
-	 */
-	private static <G, T> Function<ServiceProperties, @Nullable T> in(Function<ServiceProperties, @Nullable G> group,
-			Function<G, @Nullable T> key) {
-		return (layer) -> {
-			G value = group.apply(layer);
-			return (value != null) ? key.apply(value) : null;
-		};
-	}
-
-	/**
 	 * A key of a split's {@code rollout} block that has a built-in default.
 	 *
 	 * @param name the key's name in the {@code rollout} block
@@ -519,53 +358,6 @@ final class SettingsMapper {
 			T value = taken.test(this) ? this.accessor.apply(rollout) : null;
 			return Objects.requireNonNull((value != null) ? value : this.accessor.apply(BuiltInDefaults.ROLLOUT),
 					"a key without a built-in default");
-		}
-
-	}
-
-	/**
-	 * The layers a service's keys come from, most specific first; the built-in defaults
-	 * come last and set every key.
-	 */
-	private record Layers(String path, ServiceProperties service, ServiceProperties defaults) {
-
-		<T> T get(Function<ServiceProperties, @Nullable T> key) {
-			T value = key.apply(this.service);
-			if (value == null) {
-				value = key.apply(this.defaults);
-			}
-			if (value == null) {
-				value = key.apply(BuiltInDefaults.SERVICE);
-			}
-			return Objects.requireNonNull(value, "a key without a built-in default");
-		}
-
-		/**
-		 * Returns a key's value from the first layer that sets it, for a key whose
-		 * built-in default is not a value a binder makes (an empty map).
-		 */
-		<T> T find(Function<ServiceProperties, @Nullable T> key, T builtIn) {
-			T value = key.apply(this.service);
-			if (value == null) {
-				value = key.apply(this.defaults);
-			}
-			return (value != null) ? value : builtIn;
-		}
-
-		/**
-		 * Returns whether the service or the defaults set a key.
-		 */
-		boolean isSet(Function<ServiceProperties, ?> key) {
-			return key.apply(this.service) != null || key.apply(this.defaults) != null;
-		}
-
-		/**
-		 * Returns the full property path of {@code name} in the layer its value comes
-		 * from; the built-in defaults are reported as {@code defaults}, where a user
-		 * would change them.
-		 */
-		String pathOf(Function<ServiceProperties, ?> key, String name) {
-			return ((key.apply(this.service) != null) ? this.path : DEFAULTS_PATH) + "." + name;
 		}
 
 	}

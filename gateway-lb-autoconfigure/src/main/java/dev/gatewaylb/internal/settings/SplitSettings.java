@@ -1,24 +1,21 @@
 package dev.gatewaylb.internal.settings;
 
 import java.net.InetAddress;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 
+import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.request.Cidr;
 import dev.gatewaylb.internal.rollout.Rollout;
 import dev.gatewaylb.internal.split.Split;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.http.ResponseCookie;
-
 /**
  * The runtime form of one {@code gateway.lb.splits.<name>} entry.
  *
  * @param split the compiled weighted choice
- * @param sticky the affinity cookie, or {@code null} for a fresh choice per request
+ * @param sticky the sticky cookie, or {@code null} for a fresh choice per request
  * @param overrideHeader the header testers use to force a target, or {@code null}
  * @param overrideTrustedClients the networks whose override is honoured, empty for
  * nobody's
@@ -29,7 +26,7 @@ import org.springframework.http.ResponseCookie;
  * @param rolloutTarget the index of the rollout's target among the split's targets, -1
  * without a rollout; derived, so that a request does not search for it
  */
-public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
+public record SplitSettings(Split split, @Nullable CookieSettings sticky, @Nullable String overrideHeader,
 		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout, List<Split> rolloutLayouts,
 		int rolloutTarget) {
 
@@ -42,14 +39,14 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 	/**
 	 * Creates the settings, the rollout's layouts derived.
 	 * @param split the compiled weighted choice
-	 * @param sticky the affinity cookie, or {@code null}
+	 * @param sticky the sticky cookie, or {@code null}
 	 * @param overrideHeader the override header, or {@code null}
 	 * @param overrideTrustedClients the networks whose override is honoured
 	 * @param rollout the rollout, or {@code null}
 	 * @throws IllegalArgumentException when the rollout's target is not a target of the
 	 * split, or the other targets' weights sum to 0
 	 */
-	public SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullable String overrideHeader,
+	public SplitSettings(Split split, @Nullable CookieSettings sticky, @Nullable String overrideHeader,
 			List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
 		this(split, sticky, overrideHeader, overrideTrustedClients, rollout, layouts(split, rollout),
 				(rollout != null) ? split.indexOf(rollout.target()) : -1);
@@ -91,60 +88,6 @@ public record SplitSettings(Split split, @Nullable StickyCookie sticky, @Nullabl
 	 */
 	public boolean trustsOverrideFrom(InetAddress address) {
 		return Cidr.anyContains(this.overrideTrustedClients, address);
-	}
-
-	/**
-	 * The attributes of a split's affinity cookie.
-	 *
-	 * @param name the cookie name
-	 * @param maxAge its lifetime, zero for a session cookie
-	 * @param path its path
-	 * @param secure whether it is sent over HTTPS only
-	 * @param httpOnly whether scripts cannot read it
-	 * @param sameSite {@code Strict}, {@code Lax} or {@code None}
-	 */
-	public record StickyCookie(String name, Duration maxAge, String path, boolean secure, boolean httpOnly,
-			String sameSite) {
-
-		/**
-		 * Returns the {@code Set-Cookie} of a freshly minted value.
-		 * @param value the value
-		 * @param secure whether to mark it {@code Secure} even if {@link #secure()} is
-		 * off: the request came over HTTPS
-		 * @return the cookie
-		 */
-		public ResponseCookie toResponseCookie(String value, boolean secure) {
-			ResponseCookie.ResponseCookieBuilder cookie = ResponseCookie.from(this.name, value)
-				.path(this.path)
-				.secure(this.secure || secure)
-				.httpOnly(this.httpOnly)
-				.sameSite(this.sameSite);
-			if (!this.maxAge.isZero()) {
-				cookie.maxAge(this.maxAge);
-			}
-			return cookie.build();
-		}
-
-		/**
-		 * Returns the {@code Set-Cookie} that removes the cookie from the browser: an
-		 * empty value that expires at once, with the same name and path.
-		 * @return the cookie
-		 */
-		public ResponseCookie toExpiredCookie() {
-			return ResponseCookie.from(this.name, "")
-				.path(this.path)
-				.secure(this.secure)
-				.httpOnly(this.httpOnly)
-				.sameSite(this.sameSite)
-				.maxAge(0)
-				.build();
-		}
-
-		static String sameSite(Enum<?> value) {
-			String lower = value.name().toLowerCase(Locale.ROOT);
-			return Character.toUpperCase(lower.charAt(0)) + lower.substring(1);
-		}
-
 	}
 
 }

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.gatewaylb.internal.overload.core.LimitSamples;
+import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
@@ -39,7 +41,7 @@ class ConcurrencyLimitExchangeTests {
 			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
 			assertThat(shed.body())
 				.isEqualTo("{\"status\":503,\"error\":\"concurrency limit reached\",\"service\":\"svc\"}");
-			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isEqualTo(1);
 			assertThat(service.runtime.counters().retried().sum()).as("never retried").isZero();
 			assertThat(service.runtime.counters().noEndpoint().sum()).isZero();
 			finish(first, second);
@@ -60,7 +62,7 @@ class ConcurrencyLimitExchangeTests {
 			ScriptedExchanges.Run shed = service.start(HttpMethod.GET);
 			assertThat(shed.status()).isEqualTo(503);
 			assertThat(shed.exchange.getResponse().getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
-			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isEqualTo(1);
 			finish(first);
 			shed.end();
 		}
@@ -69,27 +71,28 @@ class ConcurrencyLimitExchangeTests {
 	@Test
 	void aSuccessIsASampleAtTheEndOfItsBodyAFailureADropAndAClientGoneNothing() {
 		try (ScriptedExchanges service = new ScriptedExchanges(LIMITED, "a")) {
-			EndpointState state = service.snapshot().state(0);
+			EndpointState endpoint = service.snapshot().state(0);
+			LimitSamples state = service.runtime.feature(OverloadState.class).samples(endpoint);
 			ScriptedExchanges.Run ok = service.start(HttpMethod.GET);
 			ok.send(0).sent().answers(200);
-			assertThat(state.limitSamples()).as("headers only").isZero();
+			assertThat(state.samples()).as("headers only").isZero();
 			ok.send(0).completes();
-			assertThat(state.limitSamples()).isEqualTo(1);
-			assertThat(state.limitDrops()).isZero();
+			assertThat(state.samples()).isEqualTo(1);
+			assertThat(state.drops()).isZero();
 			ok.end();
 
 			ScriptedExchanges.Run timedOut = service.start(HttpMethod.POST);
 			timedOut.send(0).sent().fails(ReadTimeoutException.INSTANCE);
-			assertThat(state.limitDrops()).isEqualTo(1);
-			assertThat(state.limitSamples()).as("a timeout is timed").isEqualTo(2);
+			assertThat(state.drops()).isEqualTo(1);
+			assertThat(state.samples()).as("a timeout is timed").isEqualTo(2);
 			timedOut.end();
 
 			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
 			gone.send(0).sent();
 			gone.cancel();
 			gone.send(0).attempt.responseFailed(new java.io.IOException("connection reset"));
-			assertThat(state.limitSamples()).isEqualTo(2);
-			assertThat(state.limitDrops()).isEqualTo(1);
+			assertThat(state.samples()).isEqualTo(2);
+			assertThat(state.drops()).isEqualTo(1);
 		}
 	}
 
@@ -101,7 +104,7 @@ class ConcurrencyLimitExchangeTests {
 		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a", "b")) {
 			limitEveryEndpointTo(service, 2);
 			// A service limit of 4: critical is guaranteed 2, the rest 2.
-			service.runtime.partitions().serviceLimit(4);
+			service.runtime.feature(OverloadState.class).partitions().serviceLimit(4);
 			List<ScriptedExchanges.Run> rest = new ArrayList<>();
 			for (int i = 0; i < 5; i++) {
 				rest.add(service.start(HttpMethod.GET));
@@ -121,12 +124,16 @@ class ConcurrencyLimitExchangeTests {
 			assertThat(critical5.status()).as("as far past its share as the rest (4/2): shed").isEqualTo(503);
 			ScriptedExchanges.Run rest6 = service.start(HttpMethod.GET);
 			assertThat(rest6.status()).as("neither is further past than the rest").isEqualTo(503);
-			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(4, 4);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().report())
+				.extracting((p) -> p.inFlight())
+				.containsExactly(4, 4);
 			finish(rest.get(0), rest.get(1), rest.get(2), rest.get(3), critical, critical2, critical3, critical4);
 			rest.get(4).end();
 			rest6.end();
 			critical5.end();
-			assertThat(service.runtime.partitions().report()).extracting((p) -> p.inFlight()).containsExactly(0, 0);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().report())
+				.extracting((p) -> p.inFlight())
+				.containsExactly(0, 0);
 		}
 	}
 
@@ -140,14 +147,14 @@ class ConcurrencyLimitExchangeTests {
 			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
 			assertThat(second.sends).as("waiting, not sent").isEmpty();
 			assertThat(second.status()).as("not answered").isZero();
-			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isEqualTo(1);
 			ScriptedExchanges.Run third = service.start(HttpMethod.GET);
 			assertThat(third.status()).as("the queue holds as many as the limit, one before it is known")
 				.isEqualTo(503);
 			finish(first);
 			assertThat(second.sends).as("sent once the first ended").hasSize(1);
-			assertThat(service.runtime.partitions().waiting()).isZero();
-			assertThat(service.runtime.counters().shed().sum()).as("the third only").isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isZero();
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).as("the third only").isEqualTo(1);
 			finish(second);
 			third.end();
 		}
@@ -169,8 +176,8 @@ class ConcurrencyLimitExchangeTests {
 			assertThat(System.nanoTime() - start).as("not before max-wait")
 				.isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50).toNanos());
 			assertThat(second.sends).isEmpty();
-			assertThat(service.runtime.partitions().waiting()).isZero();
-			assertThat(service.runtime.counters().shed().sum()).isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isZero();
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isEqualTo(1);
 			finish(first);
 			second.end();
 		}
@@ -182,18 +189,19 @@ class ConcurrencyLimitExchangeTests {
 		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
 		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
 			limitEveryEndpointTo(service, 1);
-			service.runtime.partitions().serviceLimit(2);
+			service.runtime.feature(OverloadState.class).partitions().serviceLimit(2);
 			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
 			ScriptedExchanges.Run gone = service.start(HttpMethod.GET);
 			ScriptedExchanges.Run next = service.start(HttpMethod.GET);
-			assertThat(service.runtime.partitions().waiting()).isEqualTo(2);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isEqualTo(2);
 			gone.cancel();
-			assertThat(service.runtime.partitions().waiting()).isEqualTo(1);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isEqualTo(1);
 			finish(first);
 			assertThat(gone.sends).isEmpty();
 			assertThat(next.sends).as("the place went to the one still waiting").hasSize(1);
-			assertThat(service.runtime.partitions().waiting()).isZero();
-			assertThat(service.runtime.counters().shed().sum()).as("a client gone is not shed").isZero();
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isZero();
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).as("a client gone is not shed")
+				.isZero();
 			finish(next);
 			assertThat(service.snapshot().state(0).inFlight()).isZero();
 		}
@@ -216,7 +224,7 @@ class ConcurrencyLimitExchangeTests {
 				.until(() -> !second.sends.isEmpty() || second.status() != 0);
 			assertThat(second.status()).as("not shed").isZero();
 			assertThat(second.sends).hasSize(1);
-			assertThat(service.runtime.counters().shed().sum()).isZero();
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isZero();
 			finish(first, second);
 		}
 	}

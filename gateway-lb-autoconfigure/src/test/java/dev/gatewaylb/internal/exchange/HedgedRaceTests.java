@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.util.Map;
 
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.runtime.ServiceCounters;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.internal.hedging.core.Hedging;
@@ -33,7 +34,7 @@ class HedgedRaceTests {
 	private final ScriptedExchanges service = new ScriptedExchanges(
 			Map.of("gateway.lb.defaults.hedge.max-extra-load", "0.5"), "a", "b", "c");
 
-	private final ServiceCounters counters = this.service.runtime.counters();
+	private final HedgeState counters = this.service.runtime.feature(HedgeState.class);
 
 	/**
 	 * The hedge delay as the window's histogram gives it: 10 ms to two significant
@@ -50,7 +51,7 @@ class HedgedRaceTests {
 	 * window to take them.
 	 */
 	static long primeHedging(ScriptedExchanges service) {
-		Hedging hedging = service.runtime.hedging();
+		Hedging hedging = service.runtime.feature(HedgeState.class).hedging();
 		for (int i = 0; i < 100; i++) {
 			hedging.record(DELAY_NANOS);
 			hedging.requested(service.fixture.clock.get());
@@ -73,7 +74,7 @@ class HedgedRaceTests {
 		assertThat(run.completed).isTrue();
 		this.service.elapse(2 * this.delay);
 		assertThat(run.sends).hasSize(1);
-		assertThat(this.counters.hedgesSent().sum()).isZero();
+		assertThat(this.counters.sent().sum()).isZero();
 		run.send(0).completes();
 		run.end();
 	}
@@ -87,7 +88,7 @@ class HedgedRaceTests {
 		this.service.elapse(1_000_000);
 		assertThat(run.sends).hasSize(2);
 		assertThat(run.send(1).endpoint()).isNotEqualTo(run.send(0).endpoint());
-		assertThat(this.counters.hedgesSent().sum()).isEqualTo(1);
+		assertThat(this.counters.sent().sum()).isEqualTo(1);
 		assertThat(run.completed).isFalse();
 		run.send(0).answers(200);
 		run.send(0).completes();
@@ -102,7 +103,7 @@ class HedgedRaceTests {
 		assertThat(run.status()).isEqualTo(200);
 		assertThat(run.send(1).attempt.outcome()).isEqualTo(Outcome.Kind.CANCELLED);
 		assertThat(run.send(1).attempt.isReleased()).isTrue();
-		assertThat(this.counters.hedgesLost().sum()).isEqualTo(1);
+		assertThat(this.counters.lost().sum()).isEqualTo(1);
 		// What the cancelled backup's connection reports afterwards counts for nothing.
 		run.send(1).attempt.responseFailed(new IOException("connection reset"));
 		assertThat(run.send(1).attempt.endpoint().consecutiveFailures()).isZero();
@@ -120,7 +121,7 @@ class HedgedRaceTests {
 		assertThat(run.send(0).attempt.outcome()).isEqualTo(Outcome.Kind.CANCELLED);
 		assertThat(run.send(0).attempt.isReleased()).isTrue();
 		assertThat(run.send(0).attempt.endpoint().consecutiveFailures()).isZero();
-		assertThat(this.counters.hedgesWon().sum()).isEqualTo(1);
+		assertThat(this.counters.won().sum()).isEqualTo(1);
 		run.send(1).completes();
 		assertThat(run.send(1).attempt.outcome()).isEqualTo(Outcome.Kind.SUCCESS);
 		run.end();
@@ -137,7 +138,7 @@ class HedgedRaceTests {
 		run.send(1).sent().answers(200);
 		assertThat(run.completed).isTrue();
 		assertThat(run.status()).isEqualTo(200);
-		assertThat(this.counters.hedgesWon().sum()).isEqualTo(1);
+		assertThat(this.counters.won().sum()).isEqualTo(1);
 		run.send(1).completes();
 		run.end();
 	}
@@ -148,12 +149,12 @@ class HedgedRaceTests {
 		run.send(0).fails(new IOException("connection reset"));
 		run.send(1).sent().fails(new IOException("connection reset"));
 		assertThat(run.send(1).attempt.outcome()).isEqualTo(Outcome.Kind.CONNECTION_LOST);
-		assertThat(this.counters.hedgesLost().sum()).isEqualTo(1);
+		assertThat(this.counters.lost().sum()).isEqualTo(1);
 		// A GET that lost its connection is retried (502 is in on-statuses), on the one
 		// endpoint neither attempt tried.
 		assertThat(run.sends).hasSize(3);
 		assertThat(run.send(2).endpoint()).isNotIn(run.send(0).endpoint(), run.send(1).endpoint());
-		assertThat(this.counters.retried().sum()).isEqualTo(1);
+		assertThat(this.service.runtime.counters().retried().sum()).isEqualTo(1);
 		run.send(2).sent().answers(200);
 		run.send(2).completes();
 		assertThat(run.status()).isEqualTo(200);
@@ -168,7 +169,7 @@ class HedgedRaceTests {
 		assertThat(run.send(1).attempt.endpoint().consecutiveFailures()).isEqualTo(1);
 		run.send(0).answers(200);
 		assertThat(run.completed).isTrue();
-		assertThat(this.counters.hedgesLost().sum()).isEqualTo(1);
+		assertThat(this.counters.lost().sum()).isEqualTo(1);
 		run.send(0).completes();
 		run.end();
 	}
@@ -192,7 +193,7 @@ class HedgedRaceTests {
 		assertThat(run.status()).isEqualTo(504);
 		this.service.elapse(2 * this.delay);
 		assertThat(run.sends).hasSize(1);
-		assertThat(this.counters.hedgesSent().sum()).isZero();
+		assertThat(this.counters.sent().sum()).isZero();
 		run.end();
 	}
 
@@ -215,7 +216,7 @@ class HedgedRaceTests {
 		assertThat(run.send(1).attempt.isReleased()).isTrue();
 		assertThat(run.send(0).attempt.outcome()).isEqualTo(Outcome.Kind.CANCELLED);
 		assertThat(run.send(1).attempt.outcome()).isEqualTo(Outcome.Kind.CANCELLED);
-		assertThat(this.counters.hedgesLost().sum()).isEqualTo(1);
+		assertThat(this.counters.lost().sum()).isEqualTo(1);
 		// Headers that still arrive find the round over: nobody reads that body.
 		run.send(1).sent().answers(200);
 		assertThat(run.status()).isZero();
@@ -234,7 +235,7 @@ class HedgedRaceTests {
 	@Test
 	void noBackupWhenTheBudgetHasNoRoom() {
 		// Backups at most half the requests of the window: 100 requests, 50 backups.
-		Hedging hedging = this.service.runtime.hedging();
+		Hedging hedging = this.service.runtime.feature(HedgeState.class).hedging();
 		for (int i = 0; i < 50; i++) {
 			assertThat(hedging.tryBackup(this.service.fixture.clock.get())).isTrue();
 		}
@@ -242,7 +243,7 @@ class HedgedRaceTests {
 		run.send(0).sent();
 		this.service.elapse(this.delay);
 		assertThat(run.sends).hasSize(1);
-		assertThat(this.counters.hedgesRefusedByBudget().sum()).isEqualTo(1);
+		assertThat(this.counters.refusedByBudget().sum()).isEqualTo(1);
 		run.send(0).answers(200);
 		run.send(0).completes();
 		run.end();
@@ -257,7 +258,7 @@ class HedgedRaceTests {
 			run.send(0).sent();
 			alone.elapse(2 * this.delay);
 			assertThat(run.sends).hasSize(1);
-			assertThat(alone.runtime.counters().hedgesRefusedByBudget().sum()).isZero();
+			assertThat(alone.runtime.feature(HedgeState.class).refusedByBudget().sum()).isZero();
 			run.send(0).answers(200);
 			run.send(0).completes();
 			run.end();

@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.InFlightGuard;
 import dev.gatewaylb.internal.balance.Snapshot;
@@ -227,7 +228,7 @@ public class RequestPathBenchmark {
 			this.control = new ScheduledControlThread();
 			this.runtimes = new ServiceRuntimes(settings, source,
 					new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, this.control),
-					this.control, ThreadLocalRandom::current);
+					this.control, ThreadLocalRandom::current, Features.all());
 			this.runtimes.start();
 			this.runtimes.whenReady(SERVICE).block(Duration.ofSeconds(10));
 			SplitRollouts rollouts = new SplitRollouts(this.control, System::currentTimeMillis,

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.runtime;
 import java.time.Duration;
 import java.util.Map;
 
+import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.balance.EndpointState;
 import org.junit.jupiter.api.Test;
 
@@ -20,21 +21,22 @@ class AffinityWindowsTests {
 				"gateway.lb.defaults.affinity.secret", "0123456789abcdef0123456789abcdef"))) {
 			test.instances.add(TestRuntimes.instance("a", 1));
 			EndpointState a = test.runtime("svc").snapshot().state(0);
+			AffinityState affinity = test.runtime("svc").feature(AffinityState.class);
 			for (int i = 0; i < 3; i++) {
-				a.followed();
+				affinity.followed(a);
 			}
 			seconds(test, 5);
-			assertThat(a.followedLastMinute()).as("after the first step").isEqualTo(3);
+			assertThat(affinity.followedLastMinute(a)).as("after the first step").isEqualTo(3);
 			seconds(test, 30);
-			a.followed();
+			affinity.followed(a);
 			seconds(test, 5);
-			assertThat(a.followedLastMinute()).isEqualTo(4);
+			assertThat(affinity.followedLastMinute(a)).isEqualTo(4);
 			seconds(test, 20);
-			assertThat(a.followedLastMinute()).as("60 s after the first three").isEqualTo(4);
+			assertThat(affinity.followedLastMinute(a)).as("60 s after the first three").isEqualTo(4);
 			seconds(test, 5);
-			assertThat(a.followedLastMinute()).as("65 s after the first three").isEqualTo(1);
+			assertThat(affinity.followedLastMinute(a)).as("65 s after the first three").isEqualTo(1);
 			seconds(test, 35);
-			assertThat(a.followedLastMinute()).isZero();
+			assertThat(affinity.followedLastMinute(a)).isZero();
 		}
 	}
 
@@ -43,9 +45,10 @@ class AffinityWindowsTests {
 		try (TestRuntimes test = new TestRuntimes(Map.of())) {
 			test.instances.add(TestRuntimes.instance("a", 1));
 			EndpointState a = test.runtime("svc").snapshot().state(0);
-			a.followed();
+			AffinityState affinity = test.runtime("svc").feature(AffinityState.class);
+			affinity.followed(a);
 			seconds(test, 10);
-			assertThat(a.followedLastMinute()).isZero();
+			assertThat(affinity.followedLastMinute(a)).isZero();
 		}
 	}
 

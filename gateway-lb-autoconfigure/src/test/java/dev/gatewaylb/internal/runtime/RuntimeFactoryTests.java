@@ -6,6 +6,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.gatewaylb.internal.autoconfigure.Features;
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
@@ -33,7 +35,7 @@ class RuntimeFactoryTests {
 
 	private final RuntimeFactory factory = new RuntimeFactory(
 			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, Runnable::run), this.clock::get,
-			() -> new SplittableRandom(7), Runnable::run);
+			() -> new SplittableRandom(7), Runnable::run, Features.all());
 
 	private final List<ServiceRuntime> built = new java.util.ArrayList<>();
 
@@ -116,17 +118,20 @@ class RuntimeFactoryTests {
 	@Test
 	void startsKeepsRebuildsAndStopsHedgingWithItsSettings() {
 		ServiceRuntime off = first(Map.of());
-		assertThat(off.hedging()).isNull();
+		assertThat(off.feature(HedgeState.class).hedging()).isNull();
 		ServiceRuntime on = next(off, Map.of("hedge.max-extra-load", "0.05")).runtime();
-		assertThat(on.hedging()).isNotNull();
-		assertThat(on.hedging().delay().maxExtraLoad()).isEqualTo(0.05);
+		assertThat(on.feature(HedgeState.class).hedging()).isNotNull();
+		assertThat(on.feature(HedgeState.class).hedging().delay().maxExtraLoad()).isEqualTo(0.05);
 		ServiceRuntime kept = next(on, Map.of("hedge.max-extra-load", "0.05", "algorithm", "least-requests")).runtime();
-		assertThat(kept.hedging()).as("same hedge settings: the same window and budget").isSameAs(on.hedging());
+		assertThat(kept.feature(HedgeState.class).hedging()).as("same hedge settings: the same window and budget")
+			.isSameAs(on.feature(HedgeState.class).hedging());
 		ServiceRuntime changed = next(kept,
 				Map.of("hedge.max-extra-load", "0.05", "algorithm", "least-requests", "hedge.min-delay", "20ms"))
 			.runtime();
-		assertThat(changed.hedging()).isNotNull().isNotSameAs(on.hedging());
-		assertThat(next(changed, Map.of()).runtime().hedging()).as("hedging off again").isNull();
+		assertThat(changed.feature(HedgeState.class).hedging()).isNotNull()
+			.isNotSameAs(on.feature(HedgeState.class).hedging());
+		assertThat(next(changed, Map.of()).runtime().feature(HedgeState.class).hedging()).as("hedging off again")
+			.isNull();
 	}
 
 	private ServiceRuntime first(Map<String, String> service) {

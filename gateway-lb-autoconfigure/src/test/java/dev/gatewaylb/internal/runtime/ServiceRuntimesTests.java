@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 
+import dev.gatewaylb.internal.overload.OverloadState;
+import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.balance.InFlightGuard;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.DiscoveryPoller;
@@ -43,17 +45,20 @@ class ServiceRuntimesTests {
 		ServiceRuntime catalog = this.fixture.runtime("catalog");
 		ServiceRuntime orders = this.fixture.runtime("orders");
 		ServiceRuntime unlimited = this.fixture.runtime("unlimited");
-		// Before, every service without partitions shared Partitions.NONE: the last one's
+		// Once, every service without partitions shared Partitions.NONE: the last one's
 		// limit written showed as each one's, and waiters of one were woken by another.
-		assertThat(catalog.partitions()).isNotSameAs(orders.partitions()).isNotSameAs(Partitions.NONE);
-		catalog.partitions().serviceLimit(20);
-		orders.partitions().serviceLimit(7);
-		assertThat(catalog.partitions().serviceLimit()).isEqualTo(20);
-		assertThat(unlimited.partitions()).isSameAs(Partitions.NONE);
+		// Every service has partitions of its own now, limited or not.
+		assertThat(catalog.feature(OverloadState.class).partitions())
+			.isNotSameAs(orders.feature(OverloadState.class).partitions())
+			.isNotSameAs(unlimited.feature(OverloadState.class).partitions());
+		catalog.feature(OverloadState.class).partitions().serviceLimit(20);
+		orders.feature(OverloadState.class).partitions().serviceLimit(7);
+		assertThat(catalog.feature(OverloadState.class).partitions().serviceLimit()).isEqualTo(20);
 		this.fixture.refresh(Map.of("gateway.lb.defaults.concurrency.limit", "fixed",
 				"gateway.lb.defaults.concurrency.initial-limit", "30"));
-		assertThat(this.fixture.runtime("catalog").partitions()).as("carried over a refresh")
-			.isSameAs(catalog.partitions());
+		assertThat(this.fixture.runtime("catalog").feature(OverloadState.class).partitions())
+			.as("carried over a refresh")
+			.isSameAs(catalog.feature(OverloadState.class).partitions());
 	}
 
 	@Test
@@ -169,22 +174,25 @@ class ServiceRuntimesTests {
 	void startsHedgingOnARefreshAndKeepsItsWindowUntilTheHedgeSettingsChange() {
 		this.fixture.instances.add(instance("a", 1));
 		ServiceRuntime off = this.fixture.runtime("svc");
-		assertThat(off.hedging()).isNull();
+		assertThat(off.feature(HedgeState.class).hedging()).isNull();
 		this.fixture.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05"));
 		ServiceRuntime on = this.fixture.runtimes.find("svc");
-		assertThat(on.hedging()).isNotNull();
-		assertThat(on.hedging().delay().maxExtraLoad()).isEqualTo(0.05);
+		assertThat(on.feature(HedgeState.class).hedging()).isNotNull();
+		assertThat(on.feature(HedgeState.class).hedging().delay().maxExtraLoad()).isEqualTo(0.05);
 		this.fixture.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05",
 				"gateway.lb.services.svc.algorithm", "least-requests"));
 		ServiceRuntime kept = this.fixture.runtimes.find("svc");
 		assertThat(kept).isNotSameAs(on);
-		assertThat(kept.hedging()).as("same hedge settings: the same window and budget").isSameAs(on.hedging());
+		assertThat(kept.feature(HedgeState.class).hedging()).as("same hedge settings: the same window and budget")
+			.isSameAs(on.feature(HedgeState.class).hedging());
 		this.fixture
 			.refresh(Map.of("gateway.lb.services.svc.hedge.max-extra-load", "0.05", "gateway.lb.services.svc.algorithm",
 					"least-requests", "gateway.lb.services.svc.hedge.min-delay", "20ms"));
-		assertThat(this.fixture.runtimes.find("svc").hedging()).isNotSameAs(on.hedging());
+		assertThat(this.fixture.runtimes.find("svc").feature(HedgeState.class).hedging())
+			.isNotSameAs(on.feature(HedgeState.class).hedging());
 		this.fixture.refresh(Map.of());
-		assertThat(this.fixture.runtimes.find("svc").hedging()).as("hedging off again").isNull();
+		assertThat(this.fixture.runtimes.find("svc").feature(HedgeState.class).hedging()).as("hedging off again")
+			.isNull();
 	}
 
 	@Test
@@ -316,7 +324,7 @@ class ServiceRuntimesTests {
 	void runsItsWorkOnNamedJobsOfTheirOwnEachWithItsInterval() {
 		assertThat(this.fixture.control.jobs()).containsExactly("discovery-poll every 1000ms",
 				"known-services every 1000ms", "latency-ejection every 1000ms", "success-rate-ejection every 1000ms",
-				"concurrency-limits every 100ms", "hedge-window-roll every 1000ms", "affinity-window every 5000ms",
+				"hedge-window-roll every 1000ms", "concurrency-limits every 100ms", "affinity-window every 5000ms",
 				"locality-spill every 100ms");
 	}
 
@@ -350,13 +358,13 @@ class ServiceRuntimesTests {
 		this.fixture.close();
 		this.fixture = new TestRuntimes(Map.of("gateway.lb.defaults.hedge.max-extra-load", "0.1"));
 		this.fixture.instances.add(instance("a", 1));
-		Hedging hedging = this.fixture.runtime("svc").hedging();
+		Hedging hedging = this.fixture.runtime("svc").feature(HedgeState.class).hedging();
 		for (int i = 0; i < HedgeDelay.minSamples(0.1); i++) {
 			hedging.record((i + 1) * 1_000_000L);
 		}
 		this.fixture.poll();
 		assertThat(hedging.delayNanos()).as("a discovery poll does not move it").isEqualTo(HedgeDelay.UNKNOWN);
-		this.fixture.advance(HedgeWindows.INTERVAL.minusNanos(1));
+		this.fixture.advance(HedgeState.WINDOW_STEP.minusNanos(1));
 		assertThat(hedging.delayNanos()).isEqualTo(HedgeDelay.UNKNOWN);
 		this.fixture.advance(Duration.ofNanos(1));
 		// p90 of 1..100 ms, to the histogram's two significant digits.

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.control.ManualControlThread;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.internal.settings.GatewayLbSettings;
@@ -96,7 +97,7 @@ public final class TestRuntimes implements AutoCloseable {
 		};
 		this.runtimes = new ServiceRuntimes(this.settings, delegating,
 				new Upstreams((provider) -> HttpClient.create(provider), Upstreams.Tls.JDK, this.control), this.control,
-				() -> this.random);
+				() -> this.random, Features.all());
 		this.runtimes.start();
 		this.control.runDue();
 	}

@@ -62,7 +62,7 @@ class BuiltInDefaultsTests {
 	void equalTheDefaultsTheConfigurationMetadataShows() throws Exception {
 		Map<String, String> shown = new LinkedHashMap<>();
 		metadataDefaults().forEach((key, value) -> shown.put(key, text(value)));
-		assertThat(bindService(shown)).isEqualTo(BuiltInDefaults.SERVICE);
+		assertThat(bindService(shown)).isEqualTo(ServiceSettings.BUILT_IN);
 	}
 
 	@Test
@@ -71,7 +71,7 @@ class BuiltInDefaultsTests {
 		Map<String, String> service = under(rows, PREFIX, "");
 		assertThat(service.keySet()).as("keys under %s in docs/configuration.md", PREFIX)
 			.containsExactlyInAnyOrderElementsOf(metadataDefaults().keySet());
-		assertThat(bindService(service)).isEqualTo(BuiltInDefaults.SERVICE);
+		assertThat(bindService(service)).isEqualTo(ServiceSettings.BUILT_IN);
 		assertRollout(under(rows, ROLLOUT_PREFIX, ""), "docs/configuration.md");
 	}
 
@@ -91,7 +91,7 @@ class BuiltInDefaultsTests {
 			assertThat(reference).as("docs/%s names a key under defaults", page).containsKey(key);
 			Map<String, String> values = new LinkedHashMap<>(reference);
 			values.put(key, value);
-			assertThat(bindService(values)).as("docs/%s: %s", page, key).isEqualTo(BuiltInDefaults.SERVICE);
+			assertThat(bindService(values)).as("docs/%s: %s", page, key).isEqualTo(ServiceSettings.BUILT_IN);
 		});
 	}
 

@@ -15,6 +15,7 @@ import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.health.FailureStatuses;
 import dev.gatewaylb.internal.overload.core.ConcurrencyLimits;
 import dev.gatewaylb.internal.request.HashKey;
+import dev.gatewaylb.internal.mirror.MirrorSettings;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -144,12 +145,12 @@ class SettingsLayersPropertyTests {
 			key("affinity.http-only", (s) -> s.affinity().cookie().httpOnly(), true, "false", false, "true", true),
 			// None needs secure: true, which another layer's draw may not give it.
 			key("affinity.same-site", (s) -> s.affinity().cookie().sameSite(), "Lax", "strict", "Strict", "LAX", "Lax"),
-			key("locality.enabled", (s) -> s.balancer().locality().enabled(), false, "true", true, "false", false),
-			key("locality.overprovisioning-factor", (s) -> s.balancer().locality().overprovisioningFactor(), 1.4, "2",
+			key("locality.enabled", (s) -> s.balancer().levels().enabled(), false, "true", true, "false", false),
+			key("locality.overprovisioning-factor", (s) -> s.balancer().levels().overprovisioningFactor(), 1.4, "2",
 					2.0, "1.1", 1.1),
-			key("locality.panic-threshold", (s) -> s.balancer().locality().panicThreshold(), 0.5, "0", 0.0, "1", 1.0,
+			key("locality.panic-threshold", (s) -> s.balancer().levels().panicThreshold(), 0.5, "0", 0.0, "1", 1.0,
 					"0.25", 0.25),
-			key("locality.load-aware", (s) -> s.balancer().locality().loadAware(), true, "false", false, "true", true),
+			key("locality.load-aware", (s) -> s.balancer().levels().loadAware(), true, "false", false, "true", true),
 			key("mirror.target", (s) -> String.valueOf(s.mirror().target()), "null", "shadow", "shadow", "Other-Shadow",
 					"other-shadow", "", "null"),
 			key("mirror.percent", (s) -> s.mirror().percent(), 100, "0", 0, "5", 5),

@@ -8,11 +8,15 @@ import java.util.Set;
 
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.BalancerSettings;
-import dev.gatewaylb.internal.balance.Locality;
+import dev.gatewaylb.internal.balance.LevelSettings;
 import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.request.HashKey;
+import dev.gatewaylb.internal.affinity.AffinitySettings;
+import dev.gatewaylb.internal.hedging.HedgeSettings;
+import dev.gatewaylb.internal.mirror.MirrorSettings;
+import dev.gatewaylb.internal.overload.ConcurrencySettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -70,7 +74,7 @@ class SettingsMapperTests {
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")),
 				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE);
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
-		assertThat(resolve(ServiceProperties.NONE, BuiltInDefaults.SERVICE)).isEqualTo(builtIn);
+		assertThat(resolve(ServiceProperties.NONE, ServiceSettings.BUILT_IN)).isEqualTo(builtIn);
 	}
 
 	@ParameterizedTest(name = "service [{0}] over defaults [{1}] -> {2}")
@@ -226,8 +230,8 @@ class SettingsMapperTests {
 			.satisfies((ex) -> assertThat(ex.getReason()).contains("gateway.lb.defaults.locality.enabled"));
 		ServiceSettings settings = SettingsMapper.resolve(PATH, layer("locality.enabled", "true"),
 				layer("locality.overprovisioning-factor", "2"), " eu-west-1a ");
-		assertThat(settings.balancer().locality()).isEqualTo(new Locality(true, "eu-west-1a", 2, 0.5, true));
-		assertThat(SettingsMapper.resolve(PATH, layer(), layer(), null).balancer().locality().enabled()).isFalse();
+		assertThat(settings.balancer().levels()).isEqualTo(new LevelSettings(true, "eu-west-1a", 2, 0.5, true));
+		assertThat(SettingsMapper.resolve(PATH, layer(), layer(), null).balancer().levels().enabled()).isFalse();
 	}
 
 	/**

@@ -5,8 +5,8 @@ import dev.gatewaylb.internal.balance.EndpointState;
 
 /**
  * The concurrency limiter of one endpoint: a Netflix {@link Limit} fed, window by window,
- * from the samples the request path adds to the endpoint's state, and the limit it sets
- * written back there for the picks to read.
+ * from the samples the request path adds ({@link LimitSamples}), and the limit it sets
+ * written to the endpoint's state for the picks to read.
  * <p>
  * Windows: a window closes once it has {@value #MIN_WINDOW_SAMPLES} samples when the
  * control thread looks (every tenth of a second), or after {@link #MAX_WINDOW_NANOS} with
@@ -54,34 +54,36 @@ public final class EndpointLimiter {
 	/**
 	 * Makes the limiter of an endpoint, starting from its sums as they are.
 	 * @param limits the service's limits, enabled
+	 * @param samples the endpoint's samples, as the request path adds them
 	 * @param state the endpoint's state
 	 * @param nowNanos the control thread's clock
 	 */
-	public EndpointLimiter(ConcurrencyLimits limits, EndpointState state, long nowNanos) {
+	public EndpointLimiter(ConcurrencyLimits limits, LimitSamples samples, EndpointState state, long nowNanos) {
 		this.limits = limits;
 		this.limit = limits.newLimit();
-		this.samplesBase = state.limitSamples();
-		this.rttBase = state.limitRttNanos();
-		this.dropsBase = state.limitDrops();
+		this.samplesBase = samples.samples();
+		this.rttBase = samples.rttNanos();
+		this.dropsBase = samples.drops();
 		this.windowStartNanos = nowNanos;
-		state.takeLimitMaxInFlight();
+		samples.takeMaxInFlight();
 		state.concurrencyLimit(limits.bounded(this.limit.getLimit()));
 	}
 
 	/**
 	 * Closes the endpoint's window if it is full or old enough, gives its sample to the
 	 * limit, and writes the limit to the state. Control thread only.
+	 * @param window the endpoint's samples, the ones this limiter was made with
 	 * @param state the endpoint's state, the one this limiter was made for
 	 * @param nowNanos the control thread's clock
 	 * @return the endpoint's limit
 	 */
-	public int update(EndpointState state, long nowNanos) {
-		this.windowMaxInFlight = Math.max(this.windowMaxInFlight, state.takeLimitMaxInFlight());
-		long samples = state.limitSamples() - this.samplesBase;
-		long drops = state.limitDrops() - this.dropsBase;
+	public int update(LimitSamples window, EndpointState state, long nowNanos) {
+		this.windowMaxInFlight = Math.max(this.windowMaxInFlight, window.takeMaxInFlight());
+		long samples = window.samples() - this.samplesBase;
+		long drops = window.drops() - this.dropsBase;
 		boolean old = nowNanos - this.windowStartNanos >= MAX_WINDOW_NANOS;
 		if (samples >= MIN_WINDOW_SAMPLES || (old && samples + drops > 0)) {
-			long rttSum = state.limitRttNanos();
+			long rttSum = window.rttNanos();
 			long rtt = (samples > 0) ? (rttSum - this.rttBase) / samples : this.lastRttNanos;
 			if (rtt > 0) {
 				this.limit.onSample(this.windowStartNanos, rtt, this.windowMaxInFlight, drops > 0);

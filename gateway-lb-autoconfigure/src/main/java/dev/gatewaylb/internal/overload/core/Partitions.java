@@ -32,11 +32,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Partitions {
 
-	/**
-	 * One partition, the rest, with every share: a service that partitions nothing.
-	 */
-	public static final Partitions NONE = of(Map.of());
-
 	private final String[] names;
 
 	/**

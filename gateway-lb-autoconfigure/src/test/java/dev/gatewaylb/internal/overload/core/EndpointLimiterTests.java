@@ -28,6 +28,8 @@ class EndpointLimiterTests {
 
 	private final EndpointState state = this.snapshot.state(0);
 
+	private final LimitSamples samples = new LimitSamples();
+
 	private Snapshot<Endpoint> snapshot() {
 		Balancer<Endpoint> balancer = new Balancer<>(BalancerSettings.DEFAULTS, (endpoint) -> endpoint, this.clock::get,
 				SplittableRandom::new);
@@ -38,20 +40,21 @@ class EndpointLimiterTests {
 	@Test
 	void startsAtTheInitialLimitAndKeepsItUntilAWindowCloses() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500);
-		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.samples, this.state, this.clock.get());
 		assertThat(this.state.concurrencyLimit()).isEqualTo(20);
 		for (int i = 0; i < EndpointLimiter.MIN_WINDOW_SAMPLES - 1; i++) {
-			this.state.addLimitSample(20 * MS, false);
+			this.samples.add(20 * MS, false, this.state.inFlight());
 		}
 		this.clock.addAndGet(100 * MS);
-		assertThat(limiter.update(this.state, this.clock.get())).as("nine samples, 100 ms: the window stays open")
+		assertThat(limiter.update(this.samples, this.state, this.clock.get()))
+			.as("nine samples, 100 ms: the window stays open")
 			.isEqualTo(20);
 	}
 
 	@Test
 	void gradient2LowersTheLimitWhenLatencyGrowsUnderLoad() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500);
-		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.samples, this.state, this.clock.get());
 		// Twenty windows at 20 ms teach the limit what normal is, with the endpoint busy
 		// enough (in flight near the limit) to count.
 		windows(limiter, 20, 20 * MS, 18);
@@ -72,7 +75,7 @@ class EndpointLimiterTests {
 	@Test
 	void gradient2FindsAnEndpointsWorkersAndStaysThere() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500);
-		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.samples, this.state, this.clock.get());
 		windows(limiter, 20, 20 * MS, 1);
 		assertThat(this.state.concurrencyLimit()).as("light traffic says nothing of the limit").isEqualTo(20);
 		List<Integer> seen = new ArrayList<>();
@@ -98,27 +101,28 @@ class EndpointLimiterTests {
 	@Test
 	void aimdBacksOffOnAWindowWithADrop() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.AIMD, 100, 10, 500);
-		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
-		this.state.addLimitSample(-1, true);
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.samples, this.state, this.clock.get());
+		this.samples.add(-1, true, this.state.inFlight());
 		this.clock.addAndGet(EndpointLimiter.MAX_WINDOW_NANOS);
-		assertThat(limiter.update(this.state, this.clock.get())).as("a window of one drop, no time").isEqualTo(100);
+		assertThat(limiter.update(this.samples, this.state, this.clock.get())).as("a window of one drop, no time")
+			.isEqualTo(100);
 		for (int i = 0; i < 10; i++) {
-			this.state.addLimitSample(10 * MS, i == 0);
+			this.samples.add(10 * MS, i == 0, this.state.inFlight());
 		}
 		this.clock.addAndGet(100 * MS);
-		assertThat(limiter.update(this.state, this.clock.get())).as("a window with a drop").isEqualTo(90);
+		assertThat(limiter.update(this.samples, this.state, this.clock.get())).as("a window with a drop").isEqualTo(90);
 	}
 
 	@Test
 	void keepsTheLimitWithinItsBoundsAndFixedNeverMoves() {
 		ConcurrencyLimits limits = new ConcurrencyLimits(ConcurrencyLimits.Algorithm.VEGAS, 20, 15, 25);
-		EndpointLimiter limiter = new EndpointLimiter(limits, this.state, this.clock.get());
+		EndpointLimiter limiter = new EndpointLimiter(limits, this.samples, this.state, this.clock.get());
 		windows(limiter, 30, 20 * MS, 20);
 		assertThat(this.state.concurrencyLimit()).as("vegas at a steady latency").isBetween(20, 25);
 		windows(limiter, 30, 400 * MS, 20);
 		assertThat(this.state.concurrencyLimit()).as("vegas after its latency grew twentyfold").isEqualTo(15);
 		EndpointLimiter fixed = new EndpointLimiter(new ConcurrencyLimits(ConcurrencyLimits.Algorithm.FIXED, 7, 1, 500),
-				this.state, this.clock.get());
+				this.samples, this.state, this.clock.get());
 		windows(fixed, 30, 400 * MS, 7);
 		assertThat(this.state.concurrencyLimit()).isEqualTo(7);
 	}
@@ -134,11 +138,11 @@ class EndpointLimiterTests {
 				held.add(this.snapshot.acquire(0));
 			}
 			for (int i = 0; i < EndpointLimiter.MIN_WINDOW_SAMPLES; i++) {
-				this.state.addLimitSample(rtt, false);
+				this.samples.add(rtt, false, this.state.inFlight());
 			}
 			held.forEach(InFlightGuard::release);
 			this.clock.addAndGet(100 * MS);
-			limiter.update(this.state, this.clock.get());
+			limiter.update(this.samples, this.state, this.clock.get());
 		}
 	}
 

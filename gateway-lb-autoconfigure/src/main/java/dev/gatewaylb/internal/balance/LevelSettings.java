@@ -28,20 +28,20 @@ import org.jspecify.annotations.Nullable;
  * "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/upstream/load_balancing/priority">Envoy,
  * priority levels</a>
  */
-public record Locality(boolean enabled, @Nullable String zone, double overprovisioningFactor, double panicThreshold,
-		boolean loadAware) {
+public record LevelSettings(boolean enabled, @Nullable String zone, double overprovisioningFactor,
+		double panicThreshold, boolean loadAware) {
 
 	/**
 	 * Off: one pool.
 	 */
-	public static final Locality NONE = new Locality(false, null, 1.4, 0.5, true);
+	public static final LevelSettings NONE = new LevelSettings(false, null, 1.4, 0.5, true);
 
 	/**
 	 * The level of an endpoint with no priority outside the gateway's zone.
 	 */
 	public static final int OTHER_ZONES = 1;
 
-	public Locality {
+	public LevelSettings {
 		// NaN fails both comparisons.
 		if (!(overprovisioningFactor > 1 && Double.isFinite(overprovisioningFactor))) {
 			throw new IllegalArgumentException(

@@ -1,6 +1,10 @@
-package dev.gatewaylb.internal.settings;
+package dev.gatewaylb.internal.hedging;
 
 import java.util.Set;
+import java.time.Duration;
+import java.util.List;
+import dev.gatewaylb.config.HedgeProperties;
+import dev.gatewaylb.internal.config.Layers;
 
 /**
  * A service's hedged (backup) requests.
@@ -30,6 +34,22 @@ public record HedgeSettings(double maxExtraLoad, long minDelayNanos, Set<String>
 	 */
 	public boolean enabled() {
 		return this.maxExtraLoad > 0;
+	}
+
+	/**
+	 * The built-in defaults of the {@code hedge} block: off.
+	 */
+	public static final HedgeProperties BUILT_IN = new HedgeProperties(0.0, Duration.ofMillis(5),
+			List.of("GET", "HEAD", "OPTIONS"));
+
+	/**
+	 * Maps a service's {@code hedge} block.
+	 * @param hedge the block's layers
+	 * @return the settings
+	 */
+	public static HedgeSettings map(Layers.Group<HedgeProperties> hedge) {
+		return new HedgeSettings(hedge.get(HedgeProperties::maxExtraLoad),
+				hedge.get(HedgeProperties::minDelay).toNanos(), Set.copyOf(hedge.get(HedgeProperties::methods)));
 	}
 
 }

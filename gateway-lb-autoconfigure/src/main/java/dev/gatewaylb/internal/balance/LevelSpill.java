@@ -5,9 +5,8 @@ import java.util.Map;
 
 /**
  * Decides which priority levels are busy enough to spill to the next level
- * ({@code locality.load-aware}), and what a request costs in each level: one service's
- * controller, fed one window of observations at a time by the control thread; not
- * thread-safe.
+ * ({@code load-aware}), and what a request costs in each level: one service's controller,
+ * fed one window of observations at a time by the control thread; not thread-safe.
  * <p>
  * A level <b>spills</b> while it is <b>queueing</b> (its endpoints hold more than one
  * request in flight each on average: requests wait behind others) and its answers are
@@ -33,10 +32,10 @@ import java.util.Map;
  * requests never leave their zone. The latency of a level that has had no answers yet is
  * taken as the lowest the busy level has shown.
  * <p>
- * Envoy's locality-weighted balancing does not look at load, and its load-aware variant
- * is unfinished; Finagle's aperture and peak-EWMA balance load within one pool.
+ * Envoy's zone-weighted balancing does not look at load, and its load-aware variant is
+ * unfinished; Finagle's aperture and peak-EWMA balance load within one pool.
  */
-public final class LoadAwareSpill {
+public final class LevelSpill {
 
 	/**
 	 * How much slower than the next level a level must be to start spilling.

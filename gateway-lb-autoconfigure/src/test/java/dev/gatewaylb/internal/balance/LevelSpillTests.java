@@ -7,19 +7,19 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-class LoadAwareSpillTests {
+class LevelSpillTests {
 
 	private static final int[] TWO_LEVELS = { 0, 1 };
 
 	private static final double MS = 1_000_000;
 
-	private final LoadAwareSpill spill = new LoadAwareSpill();
+	private final LevelSpill spill = new LevelSpill();
 
 	@Test
 	void aQuietLevelNeverSpillsHoweverSlowItsAnswers() {
 		for (int window = 0; window < 100; window++) {
 			// One request in flight over three endpoints, answers of 10 to 30 ms.
-			Map<Integer, LoadAwareSpill.Load> loads = this.spill.next(TWO_LEVELS,
+			Map<Integer, LevelSpill.Load> loads = this.spill.next(TWO_LEVELS,
 					new double[] { (10 + window % 3 * 10) * MS, Double.NaN }, new double[] { 1.0 / 3, 0 });
 			assertThat(loads.get(0).spilling()).as("window %d", window).isFalse();
 		}
@@ -27,7 +27,7 @@ class LoadAwareSpillTests {
 
 	@Test
 	void aQueueingLevelSlowerThanItWasUnloadedSpillsUntilItStopsQueueing() {
-		Map<Integer, LoadAwareSpill.Load> loads = this.spill.next(TWO_LEVELS, new double[] { 10 * MS, Double.NaN },
+		Map<Integer, LevelSpill.Load> loads = this.spill.next(TWO_LEVELS, new double[] { 10 * MS, Double.NaN },
 				new double[] { 0.3, 0 });
 		assertThat(loads.get(0).spilling()).isFalse();
 		// Ten requests per endpoint, answers of 100 ms: the next level, unknown yet, is
@@ -54,7 +54,7 @@ class LoadAwareSpillTests {
 	void aQueueingLevelNoSlowerThanTheNextDoesNotStartSpilling() {
 		// Backends that serve many at once: more in flight, the same latency.
 		for (int window = 0; window < 20; window++) {
-			Map<Integer, LoadAwareSpill.Load> loads = this.spill.next(TWO_LEVELS, new double[] { 10 * MS, 12 * MS },
+			Map<Integer, LevelSpill.Load> loads = this.spill.next(TWO_LEVELS, new double[] { 10 * MS, 12 * MS },
 					new double[] { 8, 1 });
 			assertThat(loads.get(0).spilling()).isFalse();
 		}

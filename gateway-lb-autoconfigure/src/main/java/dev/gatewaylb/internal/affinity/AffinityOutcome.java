@@ -1,4 +1,4 @@
-package dev.gatewaylb.internal.runtime;
+package dev.gatewaylb.internal.affinity;
 
 /**
  * What became of a request's endpoint affinity ({@code affinity.cookie}), counted once

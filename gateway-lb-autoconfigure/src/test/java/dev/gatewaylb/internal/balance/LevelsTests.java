@@ -17,9 +17,9 @@ import static org.assertj.core.api.Assertions.within;
  * Priority levels by zone: Envoy's shares with the overprovisioning factor, panic, spill,
  * a key that keeps its level, retries that stay in their level.
  */
-class LocalityTests {
+class LevelsTests {
 
-	private static final Locality IN_A = new Locality(true, "a", 1.4, 0.5, false);
+	private static final LevelSettings IN_A = new LevelSettings(true, "a", 1.4, 0.5, false);
 
 	private final TestBalancers balancers = new TestBalancers();
 
@@ -67,7 +67,7 @@ class LocalityTests {
 	@EnumSource(Algorithm.class)
 	void twoLocalEndpointsOutSendOneAndAHalfTimesWhatTheOneLeftCarriesAway(Algorithm algorithm) {
 		Balancer<Endpoint> balancer = this.balancers
-			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(algorithm).withLocality(IN_A), endpoints());
+			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(algorithm).withLevels(IN_A), endpoints());
 		long now = this.balancers.clock.get();
 		balancer.snapshot().state(0).eject(now, now + 60_000_000_000L);
 		balancer.snapshot().state(1).eject(now, now + 60_000_000_000L);
@@ -91,9 +91,9 @@ class LocalityTests {
 
 	@Test
 	void aDrainedLocalEndpointLowersTheLocalShareAsAnEjectedOneDoes() {
-		Balancer<Endpoint> drained = this.balancers.balancer(BalancerSettings.DEFAULTS.withLocality(IN_A), endpoints());
+		Balancer<Endpoint> drained = this.balancers.balancer(BalancerSettings.DEFAULTS.withLevels(IN_A), endpoints());
 		drained.drain(drained.snapshot().endpoint(0).address(), true);
-		Balancer<Endpoint> ejected = this.balancers.balancer(BalancerSettings.DEFAULTS.withLocality(IN_A), endpoints());
+		Balancer<Endpoint> ejected = this.balancers.balancer(BalancerSettings.DEFAULTS.withLevels(IN_A), endpoints());
 		long now = this.balancers.clock.get();
 		ejected.snapshot().state(0).eject(now, now + 60_000_000_000L);
 		assertThat(drained.snapshot().levels()).isEqualTo(ejected.reevaluate().levels());
@@ -102,8 +102,7 @@ class LocalityTests {
 
 	@Test
 	void belowThePanicThresholdEveryEndpointTakesTraffic() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(BalancerSettings.DEFAULTS.withLocality(IN_A),
-				endpoints());
+		Balancer<Endpoint> balancer = this.balancers.balancer(BalancerSettings.DEFAULTS.withLevels(IN_A), endpoints());
 		long now = this.balancers.clock.get();
 		for (int i = 0; i < 5; i++) {
 			balancer.snapshot().state(i).eject(now, now + 60_000_000_000L);
@@ -118,14 +117,14 @@ class LocalityTests {
 		assertThat(picks).containsOnly(100);
 		assertThat(snapshot.levels()).extracting(Snapshot.Level::share).containsExactly(0.5, 0.5);
 		// At the threshold, not below it: no panic.
-		Balancer<Endpoint> half = this.balancers.balancer(BalancerSettings.DEFAULTS.withLocality(IN_A), endpoints());
+		Balancer<Endpoint> half = this.balancers.balancer(BalancerSettings.DEFAULTS.withLevels(IN_A), endpoints());
 		for (int i = 0; i < 3; i++) {
 			half.snapshot().state(i).eject(now, now + 60_000_000_000L);
 		}
 		assertThat(half.reevaluate().isPanic()).isFalse();
 		// A threshold of 0 never panics.
 		Balancer<Endpoint> never = this.balancers
-			.balancer(BalancerSettings.DEFAULTS.withLocality(new Locality(true, "a", 1.4, 0, false)), endpoints());
+			.balancer(BalancerSettings.DEFAULTS.withLevels(new LevelSettings(true, "a", 1.4, 0, false)), endpoints());
 		for (int i = 0; i < 5; i++) {
 			never.snapshot().state(i).eject(now, now + 60_000_000_000L);
 		}
@@ -138,8 +137,8 @@ class LocalityTests {
 
 	@Test
 	void aKeyKeepsItsEndpointWhenAnotherLocalEndpointIsEjected() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(
-				BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH).withLocality(IN_A), endpoints());
+		Balancer<Endpoint> balancer = this.balancers
+			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH).withLevels(IN_A), endpoints());
 		Snapshot<Endpoint> before = balancer.snapshot();
 		Map<String, Integer> owners = new HashMap<>();
 		for (int i = 0; i < 1_000; i++) {
@@ -170,8 +169,8 @@ class LocalityTests {
 
 	@Test
 	void aKeyKeepsItsEndpointWhenAnotherLocalEndpointIsDrained() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(
-				BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH).withLocality(IN_A), endpoints());
+		Balancer<Endpoint> balancer = this.balancers
+			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.CONSISTENT_HASH).withLevels(IN_A), endpoints());
 		Snapshot<Endpoint> before = balancer.snapshot();
 		Map<String, Integer> owners = new HashMap<>();
 		for (int i = 0; i < 1_000; i++) {
@@ -207,7 +206,7 @@ class LocalityTests {
 		List<Endpoint> endpoints = new ArrayList<>(endpoints());
 		// The first remote endpoint is made the most preferred of all.
 		endpoints.set(3, endpoints.get(3).at("b", 0));
-		Snapshot<Endpoint> snapshot = this.balancers.balancer(BalancerSettings.DEFAULTS.withLocality(IN_A), endpoints)
+		Snapshot<Endpoint> snapshot = this.balancers.balancer(BalancerSettings.DEFAULTS.withLevels(IN_A), endpoints)
 			.snapshot();
 		assertThat(snapshot.priority(3)).isZero();
 		assertThat(snapshot.levels()).extracting(Snapshot.Level::endpoints).containsExactly(4, 2);
@@ -215,8 +214,8 @@ class LocalityTests {
 
 	@Test
 	void aBusyLevelSendsARequestToTheNextLevelWhenItsPickIsExpectedToAnswerSooner() {
-		Balancer<Endpoint> balancer = this.balancers.balancer(
-				BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.LEAST_REQUESTS).withLocality(IN_A), endpoints());
+		Balancer<Endpoint> balancer = this.balancers
+			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(Algorithm.LEAST_REQUESTS).withLevels(IN_A), endpoints());
 		Snapshot<Endpoint> snapshot = balancer.snapshot();
 		// Two requests in flight on every local endpoint, none remote.
 		List<InFlightGuard> held = new ArrayList<>();
@@ -226,14 +225,12 @@ class LocalityTests {
 		}
 		assertThat(snapshot.select(null)).as("not spilling: local").isBetween(0, 2);
 		// Local: 10 ms a request in flight, so 30 ms for the next; remote: 12 ms.
-		balancer
-			.load(Map.of(0, new LoadAwareSpill.Load(true, 10_000_000), 1, new LoadAwareSpill.Load(false, 12_000_000)));
+		balancer.load(Map.of(0, new LevelSpill.Load(true, 10_000_000), 1, new LevelSpill.Load(false, 12_000_000)));
 		assertThat(balancer.snapshot()).as("no rebuild").isSameAs(snapshot);
 		assertThat(snapshot.levels().get(0).spilling()).isTrue();
 		assertThat(snapshot.select(null)).as("spilling: remote").isBetween(3, 5);
 		// A remote request costs 40 ms now, more than a local one.
-		balancer
-			.load(Map.of(0, new LoadAwareSpill.Load(true, 10_000_000), 1, new LoadAwareSpill.Load(false, 40_000_000)));
+		balancer.load(Map.of(0, new LevelSpill.Load(true, 10_000_000), 1, new LevelSpill.Load(false, 40_000_000)));
 		assertThat(snapshot.select(null)).isBetween(0, 2);
 		assertThat(balancer.reevaluate().levels().get(0).spilling()).as("kept by the next rebuild").isTrue();
 		held.forEach(InFlightGuard::release);
@@ -247,8 +244,7 @@ class LocalityTests {
 	}
 
 	private Snapshot<Endpoint> sixInTwoZones(Algorithm algorithm) {
-		return this.balancers
-			.balancer(BalancerSettings.DEFAULTS.withAlgorithm(algorithm).withLocality(IN_A), endpoints())
+		return this.balancers.balancer(BalancerSettings.DEFAULTS.withAlgorithm(algorithm).withLevels(IN_A), endpoints())
 			.snapshot();
 	}
 
