@@ -6,7 +6,6 @@ import java.util.Random;
 import java.util.function.LongSupplier;
 
 import dev.gatewaylb.internal.hedging.HedgeState;
-import dev.gatewaylb.internal.runtime.ServiceCounters;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import org.junit.jupiter.api.AfterAll;

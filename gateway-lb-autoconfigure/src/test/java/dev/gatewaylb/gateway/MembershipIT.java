@@ -1,6 +1,5 @@
 package dev.gatewaylb.gateway;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -5,7 +5,6 @@ import java.net.ConnectException;
 import java.util.Map;
 
 import dev.gatewaylb.internal.hedging.HedgeState;
-import dev.gatewaylb.internal.runtime.ServiceCounters;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import io.netty.handler.timeout.ReadTimeoutException;

@@ -1,7 +1,5 @@
 package dev.gatewaylb.internal.exchange;
 
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.gatewaylb.internal.balance.Snapshot;
