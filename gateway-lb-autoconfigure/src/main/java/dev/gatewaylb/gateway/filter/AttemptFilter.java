@@ -13,6 +13,7 @@ import dev.gatewaylb.internal.split.AffinityCookie;
 import dev.gatewaylb.internal.exchange.ExchangeLease;
 import dev.gatewaylb.internal.exchange.ProxiedExchange;
 import dev.gatewaylb.internal.exchange.ProxyServices;
+import dev.gatewaylb.internal.exchange.Shadows;
 import dev.gatewaylb.internal.exchange.SplitRouting;
 import reactor.core.publisher.Mono;
 
@@ -60,18 +61,18 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
 	 * 503
 	 * @param headersFilters the gateway's request header filters, asked when a request is
-	 * mirrored (late: they are beans that may need this filter's)
+	 * copied to a shadow service (late: they are beans that may need this filter's)
 	 */
 	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
 			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404,
 			Supplier<List<HttpHeadersFilter>> headersFilters) {
 		this.services = new ProxyServices(settings, runtimes, new SplitRouting(affinity, splitCounters, rollouts),
-				use404, once(headersFilters));
+				use404, new Shadows(once(headersFilters)));
 	}
 
 	/**
 	 * Returns a supplier that asks {@code supplier} once, at its first call, and keeps
-	 * the answer: a mirrored request must not look a bean up.
+	 * the answer: a request copied to a shadow must not look a bean up.
 	 */
 	private static <T> Supplier<T> once(Supplier<T> supplier) {
 		AtomicReference<T> answer = new AtomicReference<>();

@@ -132,7 +132,7 @@ public final class AffinityState implements Metered {
 	 * Counts a request that followed its cookie to an endpoint.
 	 * @param endpoint the endpoint's state
 	 */
-	public void followed(EndpointState endpoint) {
+	void followed(EndpointState endpoint) {
 		// Made once per endpoint, on the first follow or the first roll.
 		this.windows.computeIfAbsent(endpoint, (key) -> new FollowedWindow(SLOTS)).followed();
 	}

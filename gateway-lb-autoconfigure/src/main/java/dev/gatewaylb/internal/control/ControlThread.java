@@ -71,6 +71,14 @@ public interface ControlThread extends Executor {
 	long nanoTime();
 
 	/**
+	 * Returns the request path's clock and timers: the same time as {@link #nanoTime()},
+	 * and timers that run off the control thread, so that a busy job never delays a
+	 * request's deadline.
+	 * @return the clock
+	 */
+	RequestClock requestClock();
+
+	/**
 	 * Returns the named jobs of {@link #every} that are not cancelled, each with when its
 	 * last run ended: what tells a job that runs from one stuck (a health indicator reads
 	 * it from any thread).

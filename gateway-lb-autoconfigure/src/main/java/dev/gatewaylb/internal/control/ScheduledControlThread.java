@@ -42,6 +42,8 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 
 	private final List<NamedJob> jobs = new CopyOnWriteArrayList<>();
 
+	private final SystemRequestClock requestClock = new SystemRequestClock();
+
 	private volatile @Nullable Thread thread;
 
 	private volatile boolean stopped;
@@ -157,12 +159,18 @@ public final class ScheduledControlThread implements ControlThread, AutoCloseabl
 		return System.nanoTime();
 	}
 
+	@Override
+	public RequestClock requestClock() {
+		return this.requestClock;
+	}
+
 	/**
 	 * Stops the thread for good; idempotent. Returns once no task runs any more, or after
 	 * {@link #STOP_TIMEOUT} if one does not end when interrupted.
 	 */
 	public void stop() {
 		this.stopped = true;
+		this.requestClock.stop();
 		this.executor.shutdownNow();
 		try {
 			if (!this.executor.awaitTermination(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {

@@ -23,16 +23,19 @@ import reactor.util.context.Context;
  * outcome, settled once. It is the {@link UpstreamObserver} of its request: the service's
  * client reports to it on the upstream connection's event loop.
  * <p>
- * The outcome is settled by one compare-and-set, by whichever comes first: the
- * connection's own end ({@link #responseCompleted()}, {@link #responseFailed}), or the
- * exchange's owner ({@link ProxiedExchange}) for what only it sees (an error before the
- * headers, a failure status, a retry or a hedge that makes the attempt moot). So an
- * attempt is charged at most once: a retried 503 is not charged again when the gateway
- * closes its connection, and a body cut by a client that went away is charged to nobody.
- * The claim ends when the endpoint is done with the request (its body arrived or the
- * attempt ended), not when the gateway has finished writing to the client: a client that
- * sends its next request as soon as it has the answer must not find the endpoint still
- * busy with the last one.
+ * One settle protocol. The outcome is settled by one compare-and-set, by whichever comes
+ * first: the connection's own end ({@link #responseCompleted()},
+ * {@link #responseFailed}), or one of four intents of the exchange for what only it sees:
+ * {@link #answered} (the headers' status), {@link #failed} (an error before the headers),
+ * {@link #cancel} (the gateway gives it up: a retry, a hedge that lost, a deadline of its
+ * own) and {@link #clientFault} (the client went away or stalled its upload).
+ * Classification happens here only. So an attempt is charged at most once: a retried 503
+ * is not charged again when the gateway closes its connection, and a body cut by a client
+ * that went away is charged to nobody. A mirrored request's attempt is settled the same
+ * way, by its own connection's events. The claim ends when the endpoint is done with the
+ * request (its body arrived or the attempt ended), not when the gateway has finished
+ * writing to the client: a client that sends its next request as soon as it has the
+ * answer must not find the endpoint still busy with the last one.
  * <p>
  * Everything an attempt needs is given when it is made; it calls nothing back but its
  * endpoint's passive health and, for the first attempt of a hedged round, the hedge timer
@@ -231,36 +234,78 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		end(Outcome.ofStatus(this.status, countsAsFailure(this.status)));
 	}
 
-	/**
-	 * Notes that the exchange's client went away, as its lease does when the exchange is
-	 * cancelled: what the endpoint does from now on is charged to nobody.
-	 */
-	void clientWentAway() {
-		this.lease.clientGone();
-	}
-
 	@Override
 	public void responseFailed(Throwable error) {
 		end(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));
 	}
 
+	// What the exchange says of the attempt: one of four intents. The attempt classifies
+	// them, settles its outcome once, and releases its claim; nothing outside does.
+
+	/**
+	 * The attempt's response headers reached the exchange: a failure status
+	 * ({@code health.passive.on-statuses}) is charged to the endpoint now, while its body
+	 * is still on its way.
+	 * @param status the upstream's status
+	 * @return the status's outcome
+	 */
+	Outcome.Kind answered(int status) {
+		Outcome.Kind kind = Outcome.ofStatus(status, countsAsFailure(status));
+		if (kind == Outcome.Kind.SERVER_ERROR) {
+			settle(kind);
+		}
+		return kind;
+	}
+
+	/**
+	 * The attempt failed before its headers reached the exchange: classified by how far
+	 * it got and by what ({@link Outcome#classify}), charged, and ended.
+	 * @param error what it failed with
+	 * @return its outcome
+	 */
+	Outcome.Kind failed(Throwable error) {
+		Outcome.Kind kind = Outcome.classify(this.phase, error);
+		end(kind);
+		return kind;
+	}
+
+	/**
+	 * The gateway gives the attempt up (a retry, a hedge that lost, a deadline of its
+	 * own, a route's own retry): whatever it has not settled yet is charged to nobody,
+	 * and its claim ends.
+	 */
+	void cancel() {
+		end(Outcome.Kind.CANCELLED);
+	}
+
+	/**
+	 * The client is at fault: it went away ({@link Outcome.Kind#CLIENT_GONE}, noted on
+	 * the lease so that what the endpoint does from now on is charged to nobody), or
+	 * stalled its upload ({@link Outcome.Kind#REQUEST_BODY_IDLE}). Settled before what
+	 * follows reaches the upstream connection, whose end would otherwise pass for the
+	 * endpoint's failure; the claim stays until the connection is done.
+	 * @param reason {@code CLIENT_GONE} or {@code REQUEST_BODY_IDLE}
+	 */
+	void clientFault(Outcome.Kind reason) {
+		if (reason == Outcome.Kind.CLIENT_GONE) {
+			this.lease.clientGone();
+		}
+		settle(reason);
+	}
+
 	/**
 	 * Returns whether the service's passive health counts a status as the endpoint's
 	 * failure ({@code health.passive.on-statuses}).
-	 * @param status the upstream's status
-	 * @return whether a failure
 	 */
-	boolean countsAsFailure(int status) {
+	private boolean countsAsFailure(int status) {
 		return this.runtime.settings().health().passive().countsAsFailure(status);
 	}
 
 	/**
 	 * Settles the outcome, the first time only, and charges the endpoint for it; the
 	 * claim stays (a failure status's body is still on its way).
-	 * @param kind the outcome
-	 * @return whether this call settled it
 	 */
-	boolean settle(Outcome.Kind kind) {
+	private boolean settle(Outcome.Kind kind) {
 		if (!SETTLED.compareAndSet(this, null, kind)) {
 			return false;
 		}
@@ -313,18 +358,10 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	/**
 	 * Ends the attempt: settles its outcome if nothing has, and releases its claim, the
 	 * endpoint being done with it.
-	 * @param kind the outcome, if not settled yet
 	 */
-	void end(Outcome.Kind kind) {
+	private void end(Outcome.Kind kind) {
 		settle(kind);
 		release();
-	}
-
-	/**
-	 * Gives the attempt up: whatever it has not settled yet is the gateway's doing.
-	 */
-	void abandon() {
-		end(Outcome.Kind.CANCELLED);
 	}
 
 	/**

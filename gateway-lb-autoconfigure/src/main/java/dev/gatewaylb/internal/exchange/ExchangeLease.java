@@ -5,6 +5,7 @@ import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import dev.gatewaylb.internal.feature.AnswerWatcher;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -50,10 +51,10 @@ public final class ExchangeLease {
 	private volatile boolean clientGone;
 
 	/**
-	 * The mirror of the exchange, told when the exchange ends and shown the primary's
-	 * answer as it is written; {@code null} when the request is not mirrored.
+	 * Who watches the exchange's answer as it is written, and is told when the exchange
+	 * ends; {@code null} for nobody.
 	 */
-	private volatile @Nullable Mirror mirror;
+	private volatile @Nullable AnswerWatcher watcher;
 
 	/**
 	 * Makes {@code attempt} the one whose claim the lease holds, releasing the claim of
@@ -101,37 +102,37 @@ public final class ExchangeLease {
 	}
 
 	/**
-	 * Makes the lease tell a mirror of the exchange when the exchange ends.
-	 * @param mirror the mirror
+	 * Makes a watcher see the exchange's answer as it is written, and the exchange's end.
+	 * @param watcher the watcher
 	 */
-	void mirror(Mirror mirror) {
-		this.mirror = mirror;
+	void watch(AnswerWatcher watcher) {
+		this.watcher = watcher;
 		if (this.current == CLOSED) {
-			// The exchange ended while the mirror was being made (a first request that
+			// The exchange ended while the watcher was being made (a first request that
 			// waited for its service, then a client gone): close() missed it.
-			mirror.primaryEnded();
+			watcher.exchangeEnded();
 		}
 	}
 
 	/**
-	 * Returns the exchange's mirror.
-	 * @return the mirror, or {@code null} when the request is not mirrored
+	 * Returns who watches the exchange's answer.
+	 * @return the watcher, or {@code null}
 	 */
-	@Nullable Mirror mirror() {
-		return this.mirror;
+	@Nullable AnswerWatcher watcher() {
+		return this.watcher;
 	}
 
 	/**
 	 * Releases the current attempt's claim and any handed over later, and tells the
-	 * exchange's mirror that the exchange ended; idempotent.
+	 * exchange's watcher that the exchange ended; idempotent.
 	 */
 	public void close() {
 		if (CURRENT.getAndSet(this, CLOSED) instanceof Attempt last) {
 			last.release();
 		}
-		Mirror mirror = this.mirror;
-		if (mirror != null) {
-			mirror.primaryEnded();
+		AnswerWatcher watcher = this.watcher;
+		if (watcher != null) {
+			watcher.exchangeEnded();
 		}
 	}
 

@@ -7,9 +7,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
-import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
+import dev.gatewaylb.internal.affinity.AffinitySession;
+import dev.gatewaylb.internal.overload.Admission;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
@@ -19,17 +20,22 @@ import reactor.core.publisher.MonoSink;
 import reactor.util.context.Context;
 import reactor.util.context.ContextView;
 
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.web.server.ServerWebExchange;
+
 /**
  * The sender of a service that hedges ({@code hedge.max-extra-load}), beside the single
- * send of {@link ProxiedExchange}: one round of an exchange's attempts, the attempt and a
+ * send of the exchange's owner: one round of an exchange's attempts, the attempt and a
  * backup on another endpoint if the attempt is still waiting for its response headers
  * after the service's hedge delay. The first headers win: they are applied to the
  * exchange and the other attempt is cancelled, its in-flight claim released and nothing
  * charged to its endpoint (the gateway cancelled it, the endpoint did not fail). An
  * attempt that fails while the other still runs is charged its failure and the round
  * waits for the other; when the last one fails, its failure is the round's result. The
- * owner picks both attempts and decides what follows the round, as it does for a single
- * attempt: a round is at most two attempts, and a retry after it is a new round.
+ * exchange's {@link Picks} pick both attempts; its owner decides what follows the round,
+ * as it does for a single attempt: a round is at most two attempts, and a retry after it
+ * is a new round. The race holds nothing of the owner: what it needs is handed over
+ * ({@link Round.Of}).
  * <p>
  * Two threads may meet here: the event loop of the attempt's upstream connection, which
  * also runs the hedge timer, and the backup's; and a third, the client's, when it goes
@@ -69,7 +75,9 @@ final class HedgedRace {
 		}
 	}
 
-	private final ProxiedExchange owner;
+	private final Picks picks;
+
+	private final Round.Of exchange;
 
 	private final ServiceRuntime runtime;
 
@@ -93,8 +101,9 @@ final class HedgedRace {
 	 */
 	private volatile @Nullable Throwable failure;
 
-	private HedgedRace(ProxiedExchange owner, ServiceRuntime runtime, Hedging hedging, MonoSink<Round> sink) {
-		this.owner = owner;
+	private HedgedRace(Picks picks, Round.Of exchange, ServiceRuntime runtime, Hedging hedging, MonoSink<Round> sink) {
+		this.picks = picks;
+		this.exchange = exchange;
 		this.runtime = runtime;
 		this.hedging = hedging;
 		this.hedges = runtime.feature(HedgeState.class);
@@ -103,15 +112,16 @@ final class HedgedRace {
 
 	/**
 	 * Runs one round of an exchange's attempts.
-	 * @param owner the exchange's owner, which picks
+	 * @param picks the exchange's picks
+	 * @param exchange what the round sends with
 	 * @param runtime the service's runtime
 	 * @param hedging the service's hedging
 	 * @return the attempt whose headers came first, or the one that failed last with its
 	 * error; a service with no endpoint to pick, or every endpoint at its limit, fails it
-	 * with the owner's {@link ProxiedExchange#noPick}
+	 * with {@link NoPick#INSTANCE}
 	 */
-	static Mono<Round> run(ProxiedExchange owner, ServiceRuntime runtime, Hedging hedging) {
-		return Mono.create((sink) -> new HedgedRace(owner, runtime, hedging, sink).start());
+	static Mono<Round> run(Picks picks, Round.Of exchange, ServiceRuntime runtime, Hedging hedging) {
+		return Mono.create((sink) -> new HedgedRace(picks, exchange, runtime, hedging, sink).start());
 	}
 
 	/**
@@ -119,13 +129,15 @@ final class HedgedRace {
 	 */
 	private void start() {
 		this.sink.onCancel(this::cancel);
-		Attempt attempt = this.owner.pick(this.runtime, this::sent);
+		Round.Of exchange = this.exchange;
+		Attempt attempt = this.picks.pick(this.runtime, exchange.affinity(), exchange.admission(),
+				exchange.firstSentNanos(), this::sent);
 		if (attempt == null) {
 			LIVE.setVolatile(this, DONE);
-			this.sink.error(this.owner.noPick(this.runtime));
+			this.sink.error(NoPick.INSTANCE);
 			return;
 		}
-		if (this.owner.isFirstRound()) {
+		if (exchange.firstRound()) {
 			// Once per exchange, however many rounds it takes.
 			this.hedging.requested(this.runtime.nanoTime());
 		}
@@ -170,7 +182,7 @@ final class HedgedRace {
 				first.attempt.firstSentOfExchangeNanos(), now)) {
 			return;
 		}
-		Attempt attempt = this.owner.pickBackup(this.runtime, first.attempt, this.hedging, now);
+		Attempt attempt = this.picks.pickBackup(this.runtime, first.attempt, this.hedging, now);
 		if (attempt == null) {
 			return;
 		}
@@ -181,7 +193,7 @@ final class HedgedRace {
 		do {
 			running = (int) LIVE.getVolatile(this);
 			if (running == DONE) {
-				attempt.abandon();
+				attempt.cancel();
 				return;
 			}
 		}
@@ -202,7 +214,7 @@ final class HedgedRace {
 		if ((int) LIVE.getAndSet(this, DONE) == DONE) {
 			// Lost by a hair, or the client went away: nobody will read this body.
 			lane.exchange.discard();
-			lane.attempt.abandon();
+			lane.attempt.cancel();
 			return;
 		}
 		cancelTimer();
@@ -210,16 +222,16 @@ final class HedgedRace {
 		Lane second = this.backup;
 		if (lane == second) {
 			this.hedges.won().increment();
-			this.owner.triedAlso(second.attempt.endpoint().address());
+			this.picks.triedAlso(second.attempt.endpoint().address());
 			if (first != null) {
 				lose(first, true);
 			}
 		}
 		else if (second != null && lose(second, false)) {
 			this.hedges.lost().increment();
-			this.owner.triedAlso(second.attempt.endpoint().address());
+			this.picks.triedAlso(second.attempt.endpoint().address());
 		}
-		lane.exchange.applyTo(this.owner.exchange());
+		lane.exchange.applyTo(this.exchange.exchange());
 		decide(lane.attempt, null);
 	}
 
@@ -232,7 +244,7 @@ final class HedgedRace {
 		do {
 			running = (int) LIVE.getVolatile(this);
 			if (running == DONE) {
-				lane.attempt.abandon();
+				lane.attempt.cancel();
 				return;
 			}
 			if (running == 1) {
@@ -242,7 +254,7 @@ final class HedgedRace {
 					if (second != null && (second == lane || stop(second))) {
 						// The backup failed, now or before the first attempt did.
 						this.hedges.lost().increment();
-						this.owner.triedAlso(second.attempt.endpoint().address());
+						this.picks.triedAlso(second.attempt.endpoint().address());
 					}
 					decide(lane.attempt, error);
 					return;
@@ -251,7 +263,7 @@ final class HedgedRace {
 			else if (LIVE.compareAndSet(this, running, running - 1)) {
 				// The other attempt still runs: this one is charged now and the round
 				// waits.
-				lane.attempt.end(Outcome.classify(lane.attempt.phase(), error));
+				lane.attempt.failed(error);
 				return;
 			}
 		}
@@ -278,10 +290,10 @@ final class HedgedRace {
 	}
 
 	/**
-	 * Makes the decided attempt the lease's and hands it to the owner.
+	 * Makes the decided attempt the lease's and hands it on.
 	 */
 	private void decide(Attempt attempt, @Nullable Throwable error) {
-		this.owner.lease().hold(attempt);
+		this.exchange.lease().hold(attempt);
 		this.sink.success(new Round(attempt, error));
 	}
 
@@ -313,7 +325,7 @@ final class HedgedRace {
 		boolean started = lane.end();
 		// Settled before the cancellation reaches the connection, so that what the
 		// connection reports of it is charged to nobody.
-		lane.attempt.abandon();
+		lane.attempt.cancel();
 		lane.dispose();
 		return started;
 	}
@@ -333,6 +345,38 @@ final class HedgedRace {
 	 * @param error its error, or {@code null}
 	 */
 	record Round(Attempt attempt, @Nullable Throwable error) {
+
+		/**
+		 * What a round sends with: the exchange as it stands when the round starts.
+		 *
+		 * @param exchange the exchange, which the winner's answer is applied to
+		 * @param chain the rest of the chain, which each attempt runs
+		 * @param lease the exchange's lease, which the winner's claim goes to
+		 * @param affinity the exchange's endpoint affinity
+		 * @param admission the exchange's admission
+		 * @param firstSentNanos when the exchange's first request was sent, 0 if not yet
+		 * @param firstRound whether this is the exchange's first round, which the hedge
+		 * budget counts
+		 */
+		record Of(ServerWebExchange exchange, GatewayFilterChain chain, ExchangeLease lease, AffinitySession affinity,
+				Admission admission, long firstSentNanos, boolean firstRound) {
+		}
+
+	}
+
+	/**
+	 * Says that a round's first pick found nothing: no endpoint, or every endpoint at its
+	 * limit ({@link Admission#shed()} tells which). Never leaves the exchange, so it has
+	 * no stack.
+	 */
+	static final class NoPick extends RuntimeException {
+
+		static final NoPick INSTANCE = new NoPick();
+
+		private NoPick() {
+			super("no endpoint to pick", null, false, false);
+		}
+
 	}
 
 	/**
@@ -357,9 +401,9 @@ final class HedgedRace {
 		Lane(Attempt attempt, boolean backup, ContextView outer) {
 			this.attempt = attempt;
 			this.state = new AtomicInteger(backup ? NEW : STARTED);
-			this.exchange = new AttemptExchange(HedgedRace.this.owner.exchange(), backup);
+			this.exchange = new AttemptExchange(HedgedRace.this.exchange.exchange(), backup);
 			this.context = Context.of(outer);
-			HedgedRace.this.owner.route(this.exchange, attempt);
+			HedgedRace.this.picks.route(this.exchange, attempt);
 		}
 
 		/**
@@ -379,7 +423,7 @@ final class HedgedRace {
 		}
 
 		void start() {
-			HedgedRace.this.owner.chain().filter(this.exchange).subscribe(this);
+			HedgedRace.this.exchange.chain().filter(this.exchange).subscribe(this);
 		}
 
 		@Override

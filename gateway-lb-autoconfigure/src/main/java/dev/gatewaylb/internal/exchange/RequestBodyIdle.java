@@ -91,8 +91,7 @@ public final class RequestBodyIdle extends ServerHttpRequestDecorator {
 	 * body's error, on NIO the cancellation).
 	 */
 	private void brokeOff(Throwable error) {
-		this.attempt.clientWentAway();
-		this.attempt.settle(Outcome.Kind.CLIENT_GONE);
+		this.attempt.clientFault(Outcome.Kind.CLIENT_GONE);
 	}
 
 	/**
@@ -103,7 +102,7 @@ public final class RequestBodyIdle extends ServerHttpRequestDecorator {
 	 * before the client's closed connection is noted as the client going away.
 	 */
 	private void idle() {
-		this.attempt.settle(Outcome.Kind.REQUEST_BODY_IDLE);
+		this.attempt.clientFault(Outcome.Kind.REQUEST_BODY_IDLE);
 		this.attempt.runtime().counters().slowSenders().increment();
 		if (this.attempt.phase() == Outcome.Phase.RECEIVING || this.exchange.getResponse().isCommitted()) {
 			closeClientConnection();

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.exchange;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.function.Supplier;
 
 import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.internal.runtime.SplitCounters;
@@ -59,49 +60,53 @@ public final class SplitRouting {
 	}
 
 	/**
-	 * Returns the target service of an exchange, counts it, and leaves the affinity value
-	 * as the exchange's hash key and the rollout side on the owner.
-	 * @param owner the exchange's owner
+	 * Chooses the target service of an exchange and counts it.
+	 * @param exchange the exchange
 	 * @param split the split its URL names
-	 * @return the target's service id
+	 * @param trustedProxies the networks whose forwarded headers are believed
+	 * @param client the client's address through the trusted proxies, asked only when
+	 * needed
+	 * @return the decision
 	 */
-	String route(ProxiedExchange owner, SplitSettings split) {
-		ServerWebExchange exchange = owner.exchange();
+	SplitDecision route(ServerWebExchange exchange, SplitSettings split, List<Cidr> trustedProxies,
+			Supplier<@Nullable InetAddress> client) {
 		ServerHttpRequest request = exchange.getRequest();
-		List<Cidr> trustedProxies = owner.settings().trustedProxies();
 		CookieSettings sticky = split.sticky();
-		String presented = (sticky != null) ? presentedAffinityValue(request, sticky) : null;
-		String affinityValue = (presented != null) ? presented
-				: (sticky != null) ? mintAffinityValue(exchange, sticky, trustedProxies) : null;
+		String presented = (sticky != null) ? presentedStickyValue(request, sticky) : null;
+		String stickyValue = (presented != null) ? presented
+				: (sticky != null) ? mintStickyValue(exchange, sticky, trustedProxies) : null;
 		// The step's layout index is one volatile read; the layouts themselves are
 		// immutable and were built with the settings, so no lock and no build here. A
 		// split without a rollout has one layout, the split itself.
 		RolloutTrack rollout = this.rollouts.track(split.split().name(), split.rollout());
 		Split choice = split.layout((rollout != null) ? rollout.layout() : 0);
-		int target = overridden(request, split, owner);
+		int target = overridden(request, split, client);
 		boolean chosen = target < 0;
 		if (chosen) {
-			target = choice.pick((affinityValue != null) ? affinityValue : request.getId());
-		}
-		if (rollout != null && chosen && rollout.shadowing()) {
-			// The target gets none of the split's traffic (the layout gives it 0%) but a
-			// mirror of it, which its shadow stage judges; a tester's override is not
-			// the split's traffic.
-			owner.shadowFor(rollout);
+			target = choice.pick((stickyValue != null) ? stickyValue : request.getId());
 		}
 		String service = choice.targets().get(target).service();
 		this.counters.increment(choice.name(), service);
-		if (affinityValue != null) {
-			owner.pinHashKey(affinityValue);
-		}
+		RolloutWindow window = null;
+		int rolloutClient = 0;
+		RolloutTrack shadowStage = null;
 		if (rollout != null && chosen) {
-			// An overridden request is a tester's, not the split's traffic: not judged.
-			RolloutWindow window = rollout.window(target == split.rolloutTarget());
+			// An overridden request is a tester's, not the split's traffic: not judged,
+			// and
+			// not copied to a shadow stage.
+			if (rollout.shadowing()) {
+				// The target gets none of the split's traffic (the layout gives it 0%)
+				// but
+				// a copy of it, which its shadow stage judges.
+				shadowStage = rollout;
+			}
+			window = rollout.window(target == split.rolloutTarget());
 			if (window != null) {
-				owner.judgeOn(window, (presented != null) ? presented.hashCode() : addressHash(owner.clientAddress()));
+				rolloutClient = (presented != null) ? presented.hashCode() : addressHash(client.get());
 			}
 		}
-		return service;
+		return new SplitDecision(service, withoutOverride(exchange, split), stickyValue, window, rolloutClient,
+				shadowStage);
 	}
 
 	/**
@@ -129,17 +134,17 @@ public final class SplitRouting {
 	}
 
 	/**
-	 * Returns the well-formed affinity value the request presents, or {@code null}.
+	 * Returns the well-formed sticky value the request presents, or {@code null}.
 	 */
-	private static @Nullable String presentedAffinityValue(ServerHttpRequest request, CookieSettings sticky) {
+	private static @Nullable String presentedStickyValue(ServerHttpRequest request, CookieSettings sticky) {
 		String presented = Cookies.first(request.getHeaders().get(HttpHeaders.COOKIE), sticky.name());
 		return AffinityCookie.isValid(presented) ? presented : null;
 	}
 
 	/**
-	 * Mints an affinity value for a request that presented none and sets the cookie.
+	 * Mints a sticky value for a request that presented none and sets the cookie.
 	 */
-	private String mintAffinityValue(ServerWebExchange exchange, CookieSettings sticky, List<Cidr> trustedProxies) {
+	private String mintStickyValue(ServerWebExchange exchange, CookieSettings sticky, List<Cidr> trustedProxies) {
 		String value = this.affinity.mint();
 		boolean secure = sticky.secure()
 				|| cameOverHttps(exchange.getRequest(), exchange.getRequest().getRemoteAddress(), trustedProxies);
@@ -177,7 +182,8 @@ public final class SplitRouting {
 	 * Returns the index of the target the override header names, when its sender is
 	 * trusted, or -1.
 	 */
-	private static int overridden(ServerHttpRequest request, SplitSettings split, ProxiedExchange owner) {
+	private static int overridden(ServerHttpRequest request, SplitSettings split,
+			Supplier<@Nullable InetAddress> client) {
 		String header = split.overrideHeader();
 		if (header == null || split.overrideTrustedClients().isEmpty()) {
 			return -1;
@@ -190,8 +196,8 @@ public final class SplitRouting {
 		if (target < 0) {
 			return -1;
 		}
-		InetAddress client = owner.clientAddress();
-		return (client != null && split.trustsOverrideFrom(client)) ? target : -1;
+		InetAddress address = client.get();
+		return (address != null && split.trustsOverrideFrom(address)) ? target : -1;
 	}
 
 }

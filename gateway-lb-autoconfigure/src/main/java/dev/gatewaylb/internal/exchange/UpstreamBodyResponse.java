@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.BooleanSupplier;
 
+import dev.gatewaylb.internal.feature.AnswerWatcher;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import org.jspecify.annotations.Nullable;
@@ -79,10 +80,10 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 	@Override
 	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-		Mirror mirror = this.lease.mirror();
-		if (mirror != null) {
-			// Its chunks go by inside publishers the watcher does not open.
-			mirror.primaryStreamed();
+		AnswerWatcher watcher = this.lease.watcher();
+		if (watcher != null) {
+			// Its chunks go by inside publishers the body's watcher does not open.
+			watcher.streamed();
 		}
 		// A stream of flushed chunks: its end is the outer publisher's completion.
 		return super.writeAndFlushWith(new Body<Publisher<? extends DataBuffer>>(Flux.from(body), this, -1));
@@ -196,10 +197,10 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		private final @Nullable Attempt attempt;
 
 		/**
-		 * The exchange's mirror, shown the body as it goes by; set before the body is
-		 * written, so read once here.
+		 * Who watches the exchange's answer, shown the body as it goes by; set before the
+		 * body is written, so read once here.
 		 */
-		private final @Nullable Mirror mirror;
+		private final @Nullable AnswerWatcher watcher;
 
 		private volatile long requested;
 
@@ -234,7 +235,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			this.closeClient = closeClient;
 			this.timers = timers;
 			this.attempt = lease.current();
-			this.mirror = lease.mirror();
+			this.watcher = lease.watcher();
 			this.writeIdleNanos = (this.attempt != null)
 					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
 		}
@@ -252,9 +253,9 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		@Override
 		public void onNext(T item) {
-			Mirror mirror = this.mirror;
-			if (mirror != null && item instanceof DataBuffer buffer) {
-				mirror.primaryBody(buffer);
+			AnswerWatcher watcher = this.watcher;
+			if (watcher != null && item instanceof DataBuffer buffer) {
+				watcher.body(buffer);
 			}
 			if (this.remaining > 0 && item instanceof DataBuffer buffer) {
 				this.remaining -= buffer.readableByteCount();
@@ -291,9 +292,9 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				return;
 			}
 			ended();
-			Mirror mirror = this.mirror;
-			if (mirror != null) {
-				mirror.primaryBodyEnded();
+			AnswerWatcher watcher = this.watcher;
+			if (watcher != null) {
+				watcher.bodyEnded();
 			}
 			this.actual.onComplete();
 		}
@@ -354,8 +355,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			}
 			// The client's doing: noted before the upstream connection is let go, whose
 			// end would otherwise pass for a body that broke off.
-			attempt.clientWentAway();
-			attempt.settle(Outcome.Kind.CLIENT_GONE);
+			attempt.clientFault(Outcome.Kind.CLIENT_GONE);
 			attempt.runtime().counters().slowReaders().increment();
 			Subscription upstream = this.upstream;
 			if (upstream != null) {

@@ -67,6 +67,17 @@ public record MirrorSettings(@Nullable String target, int percent, int maxConcur
 	}
 
 	/**
+	 * Returns the mirroring of a rollout's shadow stage: every GET and HEAD of the split,
+	 * the status compared, at most {@code max-concurrent}'s default in flight.
+	 * @param target the rollout's target
+	 * @return the settings
+	 */
+	public static MirrorSettings shadowStage(String target) {
+		return new MirrorSettings(target.toLowerCase(Locale.ROOT), 100, NONE.maxConcurrent(), NONE.maxBodyBytes(),
+				Compare.STATUS, NONE.methods());
+	}
+
+	/**
 	 * The built-in defaults of the {@code mirror} block: off.
 	 */
 	public static final MirrorProperties BUILT_IN = new MirrorProperties("", 100, 64, DataSize.ofKilobytes(64),

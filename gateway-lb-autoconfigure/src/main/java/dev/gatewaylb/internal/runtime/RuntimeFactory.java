@@ -10,6 +10,7 @@ import java.util.random.RandomGenerator;
 
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.feature.Feature;
 import dev.gatewaylb.internal.settings.ServiceSettings;
@@ -38,6 +39,8 @@ final class RuntimeFactory {
 
 	private final LongSupplier nanoClock;
 
+	private final RequestClock clock;
+
 	private final Supplier<? extends RandomGenerator> random;
 
 	private final Executor rebuilds;
@@ -47,15 +50,16 @@ final class RuntimeFactory {
 	/**
 	 * Creates the factory.
 	 * @param upstreams builds each service's pools
-	 * @param nanoClock the balancers' clock
+	 * @param clock the request clock, whose time is the balancers' clock
 	 * @param random the random source of the randomized algorithms
 	 * @param rebuilds runs the rebuilds a pick asks for, off the request path
 	 * @param features the features, whose state every runtime holds
 	 */
-	RuntimeFactory(Upstreams upstreams, LongSupplier nanoClock, Supplier<? extends RandomGenerator> random,
+	RuntimeFactory(Upstreams upstreams, RequestClock clock, Supplier<? extends RandomGenerator> random,
 			Executor rebuilds, List<ServiceFeature<?, ?>> features) {
 		this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
-		this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+		this.clock = Objects.requireNonNull(clock, "clock");
+		this.nanoClock = clock::nanoTime;
 		this.random = Objects.requireNonNull(random, "random");
 		this.rebuilds = Objects.requireNonNull(rebuilds, "rebuilds");
 		this.features = List.copyOf(features);
@@ -74,8 +78,7 @@ final class RuntimeFactory {
 				this.rebuilds);
 		Upstream upstream = balancedHere ? this.upstreams.build(serviceId, settings.upstream()) : null;
 		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), ServiceCounters.create(),
-				new AtomicBoolean(), new Ejections(), 1, this.nanoClock, this.features,
-				states(null, serviceId, settings));
+				new AtomicBoolean(), new Ejections(), 1, this.clock, this.features, states(null, serviceId, settings));
 	}
 
 	/**

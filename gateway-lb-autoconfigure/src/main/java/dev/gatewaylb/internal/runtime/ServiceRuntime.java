@@ -8,6 +8,7 @@ import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.feature.ServiceView;
 import dev.gatewaylb.internal.settings.ServiceSettings;
@@ -53,6 +54,8 @@ public final class ServiceRuntime implements ServiceView {
 
 	private final LongSupplier nanoClock;
 
+	private final RequestClock clock;
+
 	/**
 	 * Each feature's state of the service, in the order of {@link #features}: read by
 	 * {@link #feature}, never written after construction.
@@ -63,7 +66,7 @@ public final class ServiceRuntime implements ServiceView {
 
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, Ejections ejections,
-			long generation, LongSupplier nanoClock, List<ServiceFeature<?, ?>> features, Object[] states) {
+			long generation, RequestClock clock, List<ServiceFeature<?, ?>> features, Object[] states) {
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -73,9 +76,19 @@ public final class ServiceRuntime implements ServiceView {
 		this.failingOpen = failingOpen;
 		this.ejections = ejections;
 		this.generation = generation;
-		this.nanoClock = nanoClock;
+		this.nanoClock = clock::nanoTime;
+		this.clock = clock;
 		this.features = features;
 		this.states = states;
+	}
+
+	/**
+	 * Returns the request path's clock and timers: every deadline and idle limit of the
+	 * service's exchanges reads and schedules here.
+	 * @return the clock, on the same time as {@link #nanoTime()}
+	 */
+	public RequestClock clock() {
+		return this.clock;
 	}
 
 	/**
@@ -283,7 +296,7 @@ public final class ServiceRuntime implements ServiceView {
 
 	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget, Object[] states) {
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
-				this.ejections, this.generation + 1, this.nanoClock, this.features, states);
+				this.ejections, this.generation + 1, this.clock, this.features, states);
 	}
 
 	/**

@@ -139,7 +139,7 @@ public final class ServiceRuntimes {
 		this.source = Objects.requireNonNull(source, "source");
 		this.control = Objects.requireNonNull(control, "control");
 		this.features = List.copyOf(features);
-		this.factory = new RuntimeFactory(upstreams, control::nanoTime, random, control, this.features);
+		this.factory = new RuntimeFactory(upstreams, control.requestClock(), random, control, this.features);
 		this.discovery = new DiscoveryPoller(source, control);
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.PriorityQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -23,7 +24,32 @@ import java.util.function.Supplier;
  */
 public final class ManualControlThread implements ControlThread {
 
+	/**
+	 * The wall-clock time of the request clock when the clock reads 0: 2027-01-15.
+	 */
+	public static final long EPOCH_MILLIS = 1_800_000_000_000L;
+
 	private final AtomicLong clock;
+
+	private final RequestClock requestClock = new RequestClock() {
+
+		@Override
+		public long nanoTime() {
+			return ManualControlThread.this.clock.get();
+		}
+
+		@Override
+		public long currentTimeMillis() {
+			return EPOCH_MILLIS + ManualControlThread.this.clock.get() / 1_000_000;
+		}
+
+		@Override
+		public Timer schedule(Runnable task, long delay, TimeUnit unit) {
+			Job job = after(Duration.ofNanos(unit.toNanos(delay)), task);
+			return job::cancel;
+		}
+
+	};
 
 	private final PriorityQueue<Entry> queue = new PriorityQueue<>();
 
@@ -83,6 +109,16 @@ public final class ManualControlThread implements ControlThread {
 	@Override
 	public long nanoTime() {
 		return this.clock.get();
+	}
+
+	/**
+	 * Returns a request clock on the same clock: its timers are tasks of this thread, run
+	 * by {@link #runDue()} when the test moves the clock past them; its wall clock is
+	 * {@link #EPOCH_MILLIS} plus the clock.
+	 */
+	@Override
+	public RequestClock requestClock() {
+		return this.requestClock;
 	}
 
 	/**

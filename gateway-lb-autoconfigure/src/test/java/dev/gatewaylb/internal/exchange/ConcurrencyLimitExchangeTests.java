@@ -167,14 +167,12 @@ class ConcurrencyLimitExchangeTests {
 		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
 			limitEveryEndpointTo(service, 1);
 			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
-			long start = System.nanoTime();
 			ScriptedExchanges.Run second = service.start(HttpMethod.GET);
 			assertThat(second.status()).isZero();
-			org.awaitility.Awaitility.await()
-				.atMost(java.time.Duration.ofSeconds(5))
-				.until(() -> second.status() == 503);
-			assertThat(System.nanoTime() - start).as("not before max-wait")
-				.isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50).toNanos());
+			service.fixture.advance(java.time.Duration.ofMillis(49));
+			assertThat(second.status()).as("not before max-wait").isZero();
+			service.fixture.advance(java.time.Duration.ofMillis(1));
+			assertThat(second.status()).as("at max-wait").isEqualTo(503);
 			assertThat(second.sends).isEmpty();
 			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isZero();
 			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isEqualTo(1);
@@ -219,9 +217,9 @@ class ConcurrencyLimitExchangeTests {
 			// A place no ending request frees, so nothing wakes the waiter: as one freed
 			// between a failed pick and the waiter's joining the queue.
 			limitEveryEndpointTo(service, 2);
-			org.awaitility.Awaitility.await()
-				.atMost(java.time.Duration.ofSeconds(5))
-				.until(() -> !second.sends.isEmpty() || second.status() != 0);
+			service.fixture.advance(java.time.Duration.ofMillis(49));
+			assertThat(second.sends).as("waiting until its deadline").isEmpty();
+			service.fixture.advance(java.time.Duration.ofMillis(1));
 			assertThat(second.status()).as("not shed").isZero();
 			assertThat(second.sends).hasSize(1);
 			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isZero();

@@ -78,7 +78,7 @@ class InFlightReleaseFilterTests {
 		Attempt attempt = this.service.attempt(lease, 1);
 		lease.hold(attempt);
 		attempt.responseReceived(503);
-		assertThat(attempt.settle(Outcome.Kind.SERVER_ERROR)).isTrue();
+		assertThat(attempt.answered(503)).isEqualTo(Outcome.Kind.SERVER_ERROR);
 		// The connection the gateway closes for a retry reports a failure; and a body
 		// might still complete: neither counts again.
 		attempt.responseFailed(PrematureCloseException.TEST_EXCEPTION);

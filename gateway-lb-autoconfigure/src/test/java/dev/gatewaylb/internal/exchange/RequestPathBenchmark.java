@@ -12,6 +12,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import dev.gatewaylb.internal.affinity.AffinitySession;
+import dev.gatewaylb.internal.overload.Admission;
 import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.InFlightGuard;
@@ -148,13 +150,12 @@ public class RequestPathBenchmark {
 	 */
 	private static Object request(Service service) {
 		ExchangeLease lease = new ExchangeLease();
-		ProxiedExchange owner = new ProxiedExchange(service.services, lease, service.exchange, service.chain,
-				service.url, null);
+		Picks picks = new Picks(lease, service.exchange, service.url, null, List.of());
 		ServiceRuntime runtime = service.runtimes.find(SERVICE);
 		if (runtime == null) {
 			throw new IllegalStateException("service " + SERVICE + " has no runtime");
 		}
-		Attempt attempt = owner.pick(runtime, null);
+		Attempt attempt = picks.pick(runtime, AffinitySession.NONE, Admission.NONE, 0, null);
 		if (attempt == null) {
 			throw new IllegalStateException("no endpoint to pick");
 		}
@@ -235,7 +236,7 @@ public class RequestPathBenchmark {
 					() -> FleetDecisions.NONE);
 			this.services = new ProxyServices(settings, this.runtimes,
 					new SplitRouting(new AffinityCookie(System::currentTimeMillis, 42), new SplitCounters(), rollouts),
-					false, java.util.List::of);
+					false, new Shadows(List::of));
 			Snapshot<Member> snapshot = this.runtimes.find(SERVICE).snapshot();
 			if (snapshot.size() != this.endpoints) {
 				throw new IllegalStateException("service " + SERVICE + " is not ready");

@@ -70,7 +70,7 @@ final class ScriptedExchanges implements AutoCloseable {
 		AffinityCookie affinity = new AffinityCookie(() -> 0L, 42);
 		SplitCounters counters = new SplitCounters();
 		this.services = new ProxyServices(this.fixture.settings, this.fixture.runtimes,
-				new SplitRouting(affinity, counters, rollouts), false, java.util.List::of);
+				new SplitRouting(affinity, counters, rollouts), false, new Shadows(java.util.List::of));
 		this.filter = new AttemptFilter(this.fixture.settings, this.fixture.runtimes, affinity, counters, rollouts,
 				false);
 	}

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.gatewaylb.internal.control.ManualControlThread;
 import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.balance.Algorithm;
@@ -34,8 +35,9 @@ class RuntimeFactoryTests {
 	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
 	private final RuntimeFactory factory = new RuntimeFactory(
-			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, Runnable::run), this.clock::get,
-			() -> new SplittableRandom(7), Runnable::run, Features.all());
+			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, Runnable::run),
+			new ManualControlThread(this.clock).requestClock(), () -> new SplittableRandom(7), Runnable::run,
+			Features.all());
 
 	private final List<ServiceRuntime> built = new java.util.ArrayList<>();
 

@@ -1,9 +1,9 @@
-package dev.gatewaylb.internal.runtime;
+package dev.gatewaylb.internal.affinity;
 
 import java.time.Duration;
 import java.util.Map;
 
-import dev.gatewaylb.internal.affinity.AffinityState;
+import dev.gatewaylb.internal.runtime.TestRuntimes;
 import dev.gatewaylb.internal.balance.EndpointState;
 import org.junit.jupiter.api.Test;
 
