@@ -31,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * here ({@link #API}, with their public nested types), the same as the README's table;
  * their public and protected members (constructors aside, which the auto-configuration
  * calls) and their supertypes name only API types or those of the JDK, Spring, Reactor,
- * Netty, Micrometer and Jackson, never an internal type of ours; and in the filter
- * package only the filter beans and {@code FilterOrder} are public.
+ * Netty, Micrometer and Jackson, never an internal type of ours; every public type
+ * outside {@code dev.gatewaylb.internal} is one of them; and in the filter package only
+ * the filter beans and {@code FilterOrder} are public.
  */
 class PublicApiTests {
 
@@ -93,6 +94,20 @@ class PublicApiTests {
 	@Test
 	void apiTypesExposeNoInternalType() {
 		classes().that(API_TYPE).should(exposeOnlyApiAndLibraryTypes()).check(CLASSES);
+	}
+
+	@Test
+	void everyPublicTypeOutsideTheInternalTreeIsApi() {
+		// Armeria's convention: what is not API lives under dev.gatewaylb.internal, where
+		// a type may be public for the packages beside it without becoming API.
+		noClasses().that()
+			.resideOutsideOfPackage("dev.gatewaylb.internal..")
+			.and(DescribedPredicate.describe("are not in the public API", (type) -> !isApi(type)))
+			.and(DescribedPredicate.describe("are top-level", (type) -> type.getEnclosingClass().isEmpty()))
+			.should()
+			.bePublic()
+			.check(CLASSES);
+		assertThat(API).as("the public types outside the internal tree").hasSizeLessThanOrEqualTo(45);
 	}
 
 	@Test

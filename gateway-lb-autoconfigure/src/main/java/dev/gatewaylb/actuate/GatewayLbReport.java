@@ -231,7 +231,7 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	 * One split.
 	 *
 	 * @param targets the targets in order
-	 * @param stickyCookie the affinity cookie's name, or {@code null}
+	 * @param stickyCookie the sticky cookie's name, or {@code null}
 	 * @param override whether the split has an override header
 	 * @param overrideHeader the override header, to authenticated readers only, else
 	 * {@code null}

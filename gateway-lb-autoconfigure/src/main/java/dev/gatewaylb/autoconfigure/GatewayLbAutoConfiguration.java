@@ -35,7 +35,7 @@ import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.Rollout;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -307,8 +307,8 @@ public final class GatewayLbAutoConfiguration {
 				ObjectProvider<List<HttpHeadersFilter>> headersFilters) {
 			GatewayLoadBalancerProperties gateway = loadBalancerProperties.getIfAvailable();
 			return new AttemptFilter(settings, runtimes,
-					new AffinityCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters,
-					rollouts, gateway != null && gateway.isUse404(), () -> headersFilters.getIfAvailable(List::of));
+					new StickyCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters, rollouts,
+					gateway != null && gateway.isUse404(), () -> headersFilters.getIfAvailable(List::of));
 		}
 
 		@Bean

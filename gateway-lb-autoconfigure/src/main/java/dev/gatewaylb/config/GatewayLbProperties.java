@@ -24,7 +24,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param trustedProxies Networks (IP addresses or CIDRs) of the proxies in front of the
  * gateway: their X-Forwarded-For header is believed to find the client's address (the
  * client-ip hash key, a split's override-trusted-clients), and their X-Forwarded-Proto
- * https marks the affinity cookie Secure.
+ * https marks the sticky and affinity cookies Secure.
  * @param fleet The fleet channel over Spring Cloud Bus: the fleet's name, its signing
  * secret, what this replica follows. Taken at start-up.
  * @param dns How hostname endpoints are resolved: the cache's TTL bounds and the DNS

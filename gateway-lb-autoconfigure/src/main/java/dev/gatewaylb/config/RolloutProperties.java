@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * health's on-statuses. The gateway's own answers for the chosen side (no endpoint, a
  * full pool) always count.
  * @param maxOutcomesPerClient Most answers one client counts for on each side of the
- * comparison per interval; 0 for no limit. A client is its affinity value when a sticky
+ * comparison per interval; 0 for no limit. A client is its sticky value when a sticky
  * split's request presents one, else its address through the trusted proxies.
  * @param minClients Fewest distinct clients the canary's counted answers must come from
  * for a step to be judged (and the other targets' for a baseline), 0 to 1000.

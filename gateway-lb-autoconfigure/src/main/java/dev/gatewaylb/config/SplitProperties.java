@@ -16,7 +16,7 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  *
  * @param targets Target service ids and their weights, in order. A weight may be 0 (the
  * blue side of a finished blue-green switch), but not all of them.
- * @param sticky Affinity cookie that keeps a client on the target it was first sent to.
+ * @param sticky Sticky cookie that keeps a client on the target it was first sent to.
  * Absent: every request is split on its own.
  * @param overrideHeader Request header that names the target to use, for testers. A value
  * that is not one of the split's targets is ignored, and the header is removed before the

@@ -8,9 +8,9 @@ import dev.gatewaylb.internal.request.Tokens;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * The affinity cookie of a split.
+ * The sticky cookie of a split.
  *
- * @param cookie Name of the affinity cookie.
+ * @param cookie Name of the sticky cookie.
  * @param maxAge Lifetime of the cookie. 0 makes it a session cookie, dropped when the
  * browser closes.
  * @param path Path attribute of the cookie.

@@ -91,7 +91,7 @@ class AffinityIT {
 			}
 			return response.sendString(Mono.just("session"));
 		}));
-		for (String service : List.of("sticky", "scale", "scalehash", "forge", "drained")) {
+		for (String service : List.of("sticky", "scale", "scalehash", "forge", "drained", "rotated")) {
 			instances.put(service, new CopyOnWriteArrayList<>(instancesOf(service, backends.subList(0, 5))));
 		}
 		instances.put("app", new CopyOnWriteArrayList<>(
@@ -259,6 +259,58 @@ class AffinityIT {
 			assertThat(answer.backend()).isEqualTo("b1");
 			assertThat(affinityCookie(answer)).as("followed, and signed again with the current secret").isEqualTo(ofB1);
 		}
+	}
+
+	@Test
+	void sessionsOfThePreviousSecretStayOnTheirEndpointsThroughTheRotation() {
+		// 100 sessions with cookies of the secret before the rotation, 3 requests each on
+		// one replica, 10 at a time; each keeps what Set-Cookie gave it, as a cookie jar
+		// does. The first request is followed and signed again with the current secret,
+		// the others follow that. Then the same with both cookies on the Cookie line, the
+		// old one first (a jar that kept it under another path or domain).
+		Snapshot<Member> snapshot = runtime(0, "rotated").snapshot();
+		EndpointCookie old = new EndpointCookie("rotated", OLD_SECRET.getBytes(StandardCharsets.UTF_8), List.of());
+		EndpointCookie current = new EndpointCookie("rotated", SECRET.getBytes(StandardCharsets.UTF_8), List.of());
+		for (boolean bothOnTheLine : List.of(false, true)) {
+			long followedBefore = count("rotated", AffinityOutcome.FOLLOWED);
+			int sessions = 100;
+			Map<Integer, String> sent = new ConcurrentHashMap<>();
+			Map<Integer, List<String>> reached = new ConcurrentHashMap<>();
+			for (int session = 0; session < sessions; session++) {
+				sent.put(session, COOKIE + "=" + old.sign(snapshot.id(indexOf(snapshot, backends.get(session % 5)))));
+			}
+			Flux.range(0, sessions)
+				.flatMap((session) -> Flux.range(0, 3)
+					.concatMap((request) -> clients.get(0)
+						.get("/rotated/", Map.of("Cookie", sent.get(session)))
+						.doOnNext((answer) -> {
+							reached.computeIfAbsent(session, (s) -> new CopyOnWriteArrayList<>()).add(answer.backend());
+							String issued = affinityCookie(answer);
+							long id = snapshot.id(indexOf(snapshot, backends.get(session % 5)));
+							if (request == 0) {
+								assertThat(issued).as("signed again with the current secret")
+									.isEqualTo(current.sign(id));
+								String jar = COOKIE + "=" + issued;
+								sent.put(session, bothOnTheLine ? sent.get(session) + "; " + jar : jar);
+							}
+							else if (bothOnTheLine) {
+								// The first pair of the name is the one followed: the old
+								// one, signed again on every answer.
+								assertThat(issued).isEqualTo(current.sign(id));
+							}
+							else {
+								assertThat(issued).as("a followed session gets no new cookie").isNull();
+							}
+						})), 10)
+				.blockLast(Duration.ofSeconds(60));
+			for (int session = 0; session < sessions; session++) {
+				assertThat(reached.get(session)).as("session %d", session).containsOnly("b" + (session % 5)).hasSize(3);
+			}
+			assertThat(count("rotated", AffinityOutcome.FOLLOWED) - followedBefore).isEqualTo(sessions * 3);
+		}
+		assertThat(count("rotated", AffinityOutcome.MOVED) + count("rotated", AffinityOutcome.REJECTED)
+				+ count("rotated", AffinityOutcome.NEW))
+			.isZero();
 	}
 
 	@Test

@@ -1,6 +1,9 @@
 package dev.gatewaylb.gateway;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -16,9 +19,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import io.micrometer.core.instrument.LongTaskTimer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -64,6 +71,9 @@ class MirrorIT extends GatewayIntegrationTest {
 	});
 
 	static final List<String> bodiesSeen = new CopyOnWriteArrayList<>();
+
+	@Autowired
+	MeterRegistry meters;
 
 	static final DisposableServer pathPrimary = TestBackend.bind(HttpServer.create()
 		.host("127.0.0.1")
@@ -112,6 +122,18 @@ class MirrorIT extends GatewayIntegrationTest {
 				.set("gateway.lb.services." + service + ".mirror.target", "path-shadow")
 				.set("gateway.lb.services." + service + ".mirror.compare", compare);
 		}
+		// Services of their own for the tests that count every comparison they cause.
+		gateway.route("left")
+			.uris("left", List.of("http://127.0.0.1:" + pathPrimary.port()))
+			.set("gateway.lb.services.left.mirror.target", "path-shadow")
+			.set("gateway.lb.services.left.mirror.compare", "body");
+		gateway.route("posted-often")
+			.uris("posted-often", List.of("http://127.0.0.1:" + pathPrimary.port()))
+			.set("gateway.lb.services.posted-often.mirror.target", "path-shadow")
+			.set("gateway.lb.services.posted-often.mirror.methods", "POST");
+		gateway.route("observed")
+			.uris("observed", List.of("http://127.0.0.1:" + pathPrimary.port()))
+			.set("gateway.lb.services.observed.mirror.target", "path-shadow");
 		gateway.route("posted")
 			.uris("posted", List.of("http://127.0.0.1:" + pathPrimary.port()))
 			.set("gateway.lb.services.posted.mirror.target", "path-shadow")
@@ -236,6 +258,113 @@ class MirrorIT extends GatewayIntegrationTest {
 		await().atMost(Duration.ofSeconds(5)).until(() -> state.failedCounter().sum() == 70);
 		assertThat(state.inFlight()).isZero();
 		assertThat(state.droppedCounter().sum()).as("more than max-concurrent of them, none dropped").isZero();
+	}
+
+	/**
+	 * A client that has its whole answer by its Content-Length and closes its connection
+	 * at once (a curl in a loop does) has had a whole answer: its mirror is compared, not
+	 * counted as an error. The exchange then ends, by the writer's cancellation, before
+	 * the upstream body's completion reaches the gateway's watcher; a mirror counted
+	 * {@code error} here had both answers.
+	 */
+	@Test
+	void aClientThatLeavesOnceItHasItsWholeAnswerHasItsAnswerCompared() throws IOException {
+		int requests = 400;
+		// The shadow known first: a request that finds it not yet discovered is dropped.
+		ready("path-shadow");
+		for (int i = 0; i < requests; i++) {
+			String body = getWholeThenClose("/left/r" + i);
+			assertThat(body).isEqualTo("answer of /r" + i);
+		}
+		MirrorState state = ready("left").feature(MirrorState.class);
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> state.matchedCounter().sum() + state.mismatchedCounter().sum()
+					+ state.failedCounter().sum() == requests);
+		assertThat(state.failedCounter().sum()).as("whole answers counted as errors").isZero();
+		assertThat(state.matchedCounter().sum()).isEqualTo(requests);
+	}
+
+	/**
+	 * Every mirrored POST reaches the shadow, whole, once: the upstream client cancels
+	 * the request body it has sent whole once the primary's answer has ended, which can
+	 * come before the body's completion reaches the copy.
+	 */
+	@Test
+	void everyMirroredPostReachesTheShadowWholeOnce() {
+		String body = "{\"often\":" + "y".repeat(10_000) + "}";
+		int requests = 200;
+		ready("path-shadow");
+		for (int i = 0; i < requests; i++) {
+			assertThat(this.client.send("POST", "/posted-often/orders", body).status()).isEqualTo(200);
+		}
+		MirrorState state = ready("posted-often").feature(MirrorState.class);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(new long[] { state.matchedCounter().sum(), state.mismatchedCounter().sum(),
+					state.failedCounter().sum(), state.droppedCounter().sum(), state.inFlight() })
+				.as("matched, mismatched, failed, dropped, in flight")
+				.containsExactly(requests, 0, 0, 0, 0));
+		assertThat(bodiesSeen.stream().filter(body::equals).count()).as("bodies the shadow got whole")
+			.isEqualTo(requests);
+	}
+
+	/**
+	 * The mirror's headers leave no {@code http.client.requests} observation running: the
+	 * gateway's header filters start one for every request they filter, which only the
+	 * primary's answer stops.
+	 */
+	@Test
+	void aMirroredRequestLeavesNoClientObservationRunning() {
+		int requests = 50;
+		long timedBefore = clientRequestsTimed();
+		int activeBefore = activeClientRequests();
+		ready("path-shadow");
+		for (int i = 0; i < requests; i++) {
+			assertThat(this.client.getNow("/observed/o" + i).status()).isEqualTo(200);
+		}
+		MirrorState state = ready("observed").feature(MirrorState.class);
+		await().atMost(Duration.ofSeconds(10)).until(() -> state.matchedCounter().sum() == requests);
+		assertThat(clientRequestsTimed() - timedBefore).as("upstream requests observed (the primaries')")
+			.isEqualTo(requests);
+		assertThat(activeClientRequests() - activeBefore).as("http.client.requests still active").isZero();
+	}
+
+	private int activeClientRequests() {
+		return this.meters.find("http.client.requests.active")
+			.longTaskTimers()
+			.stream()
+			.mapToInt(LongTaskTimer::activeTasks)
+			.sum();
+	}
+
+	private long clientRequestsTimed() {
+		return this.meters.find("http.client.requests").timers().stream().mapToLong(Timer::count).sum();
+	}
+
+	/**
+	 * Sends a GET on a connection of its own, reads the answer's head and exactly the
+	 * bytes its Content-Length declares, and closes the connection at once.
+	 */
+	private String getWholeThenClose(String path) throws IOException {
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(10_000);
+			socket.getOutputStream()
+				.write(("GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+			InputStream in = socket.getInputStream();
+			StringBuilder head = new StringBuilder();
+			while (head.length() < 4 || head.lastIndexOf("\r\n\r\n") != head.length() - 4) {
+				int read = in.read();
+				assertThat(read).as("the answer's head").isNotNegative();
+				head.append((char) read);
+			}
+			int length = -1;
+			for (String line : head.toString().split("\r\n")) {
+				if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+					length = Integer.parseInt(line.substring(15).trim());
+				}
+			}
+			assertThat(length).as(head.toString()).isPositive();
+			return new String(in.readNBytes(length), StandardCharsets.US_ASCII);
+		}
 	}
 
 	/**

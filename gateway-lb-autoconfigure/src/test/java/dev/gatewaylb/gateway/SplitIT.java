@@ -10,7 +10,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.stream.IntStream;
 
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.internal.split.Split;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -140,7 +140,7 @@ class SplitIT extends GatewayIntegrationTest {
 			assertThat(answer.status()).isEqualTo(200);
 			assertThat(answer.setCookies()).hasSize(1);
 			String value = cookieValue(answer, "GWLB_AFFINITY");
-			assertThat(AffinityCookie.isValid(value)).isTrue();
+			assertThat(StickyCookie.isValid(value)).isTrue();
 			// The first answer already comes from the target the cookie keeps the client
 			// on.
 			assertThat("shop-" + target(answer)).as("the target of %s", value)
@@ -173,7 +173,7 @@ class SplitIT extends GatewayIntegrationTest {
 			String[] pair = attribute.trim().split("=", 2);
 			attributes.put(pair[0].toLowerCase(java.util.Locale.ROOT), (pair.length > 1) ? pair[1] : "");
 		}
-		assertThat(AffinityCookie.isValid(attributes.get("gwlb_affinity"))).isTrue();
+		assertThat(StickyCookie.isValid(attributes.get("gwlb_affinity"))).isTrue();
 		assertThat(attributes).containsEntry("path", "/")
 			.containsEntry("max-age", "3600")
 			.containsEntry("samesite", "Strict")
@@ -186,7 +186,7 @@ class SplitIT extends GatewayIntegrationTest {
 		for (String malformed : List.of("nope", "019AD2F36C1E00000000002A", "\"\"", "x".repeat(400))) {
 			GatewayClient.Answer answer = this.client.getNow("/shop/", Map.of("Cookie", "GWLB_AFFINITY=" + malformed));
 			assertThat(answer.status()).isEqualTo(200);
-			assertThat(AffinityCookie.isValid(cookieValue(answer, "GWLB_AFFINITY"))).isTrue();
+			assertThat(StickyCookie.isValid(cookieValue(answer, "GWLB_AFFINITY"))).isTrue();
 		}
 	}
 
@@ -287,7 +287,7 @@ class SplitIT extends GatewayIntegrationTest {
 	 * seeded start, so that every run sends the same keys.
 	 */
 	static List<String> seededAffinityValues(int count) {
-		AffinityCookie minter = new AffinityCookie(() -> 0x019ad2f36c1eL, new Random(21).nextLong() & 0xffffffffffffL);
+		StickyCookie minter = new StickyCookie(() -> 0x019ad2f36c1eL, new Random(21).nextLong() & 0xffffffffffffL);
 		return IntStream.range(0, count).mapToObj((i) -> minter.mint()).toList();
 	}
 

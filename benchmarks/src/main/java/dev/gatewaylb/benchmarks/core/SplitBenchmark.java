@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.internal.request.Cookies;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.internal.split.Split;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -46,7 +46,7 @@ public class SplitBenchmark {
 				new Split.Target("shop-canary", 0)))
 		.withShare(2, 25);
 
-	private final AffinityCookie affinity = new AffinityCookie(System::currentTimeMillis, 0x2a);
+	private final StickyCookie affinity = new StickyCookie(System::currentTimeMillis, 0x2a);
 
 	private final String[] values = new String[Fixtures.KEYS];
 
@@ -80,7 +80,7 @@ public class SplitBenchmark {
 
 	@Benchmark
 	public boolean cookieValidate() {
-		return AffinityCookie.isValid(this.values[this.next++ & (Fixtures.KEYS - 1)]);
+		return StickyCookie.isValid(this.values[this.next++ & (Fixtures.KEYS - 1)]);
 	}
 
 	/**
@@ -89,7 +89,7 @@ public class SplitBenchmark {
 	@Benchmark
 	public int stickyPick() {
 		String value = Cookies.first(this.headers[this.next++ & (Fixtures.KEYS - 1)], COOKIE);
-		return AffinityCookie.isValid(value) ? this.split.pick(value) : -1;
+		return StickyCookie.isValid(value) ? this.split.pick(value) : -1;
 	}
 
 	@Benchmark

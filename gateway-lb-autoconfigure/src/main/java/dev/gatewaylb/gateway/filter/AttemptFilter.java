@@ -9,7 +9,7 @@ import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import dev.gatewaylb.internal.runtime.SplitCounters;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
 import dev.gatewaylb.internal.settings.LiveSettings;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.internal.exchange.ExchangeLease;
 import dev.gatewaylb.internal.exchange.ProxiedExchange;
 import dev.gatewaylb.internal.exchange.ProxyServices;
@@ -39,23 +39,23 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	 * Creates the filter.
 	 * @param settings the settings in force
 	 * @param runtimes every service's runtime
-	 * @param affinity mints affinity cookie values
+	 * @param sticky mints sticky cookie values
 	 * @param splitCounters counts each split's requests per target
 	 * @param rollouts the splits' rollouts
 	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
 	 * 503, as Spring Cloud Gateway's own
 	 * {@code spring.cloud.gateway.server.webflux.loadbalancer.use404} says
 	 */
-	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
+	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, StickyCookie sticky,
 			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404) {
-		this(settings, runtimes, affinity, splitCounters, rollouts, use404, List::of);
+		this(settings, runtimes, sticky, splitCounters, rollouts, use404, List::of);
 	}
 
 	/**
 	 * Creates the filter.
 	 * @param settings the settings in force
 	 * @param runtimes every service's runtime
-	 * @param affinity mints affinity cookie values
+	 * @param sticky mints sticky cookie values
 	 * @param splitCounters counts each split's requests per target
 	 * @param rollouts the splits' rollouts
 	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
@@ -63,11 +63,11 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	 * @param headersFilters the gateway's request header filters, asked when a request is
 	 * copied to a shadow service (late: they are beans that may need this filter's)
 	 */
-	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, AffinityCookie affinity,
+	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, StickyCookie sticky,
 			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404,
 			Supplier<List<HttpHeadersFilter>> headersFilters) {
-		this.services = new ProxyServices(settings, runtimes, new SplitRouting(affinity, splitCounters, rollouts),
-				use404, new Shadows(once(headersFilters)));
+		this.services = new ProxyServices(settings, runtimes, new SplitRouting(sticky, splitCounters, rollouts), use404,
+				new Shadows(once(headersFilters)));
 	}
 
 	/**

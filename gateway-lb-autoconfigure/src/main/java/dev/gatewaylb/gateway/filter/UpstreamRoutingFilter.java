@@ -5,6 +5,8 @@ import dev.gatewaylb.internal.exchange.RequestBodyIdle;
 
 import java.util.List;
 
+import dev.gatewaylb.internal.exchange.AttemptObservation;
+import io.micrometer.observation.Observation;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 
@@ -14,6 +16,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.NettyRoutingFilter;
 import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 import org.springframework.cloud.gateway.route.Route;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -49,7 +52,20 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 		}
 		// The client's body goes out as the client sends it, within request-body-idle;
 		// the attempt, in the Reactor context, hears from the client how it went.
-		return super.filter(RequestBodyIdle.bound(exchange, attempt), chain).contextWrite(attempt.context());
+		ServerWebExchange routed = RequestBodyIdle.bound(exchange, attempt);
+		Object previous = routed.getAttribute(ServerWebExchangeUtils.GATEWAY_OBSERVATION_ATTR);
+		Mono<Void> sent = super.filter(routed, chain);
+		// The request header filters ran just now: an observation they started is this
+		// attempt's, which only its headers or an error reaching the gateway's exception
+		// handler would stop. An attempt that ends without headers stops it itself.
+		if (routed.getAttribute(ServerWebExchangeUtils.GATEWAY_OBSERVATION_ATTR) instanceof Observation started
+				&& started != previous) {
+			AttemptObservation observation = new AttemptObservation(started);
+			routed.getAttributes().put(ServerWebExchangeUtils.GATEWAY_OBSERVATION_ATTR, observation);
+			sent = sent.doOnError(observation::endedWithoutHeaders)
+				.doOnCancel(() -> observation.endedWithoutHeaders(null));
+		}
+		return sent.contextWrite(attempt.context());
 	}
 
 	@Override

@@ -236,7 +236,18 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	@Override
 	public void responseFailed(Throwable error) {
-		end(this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error));
+		end(failure(error));
+	}
+
+	/**
+	 * Returns what a failure of this attempt is, wherever it is reported (the connection
+	 * after the headers, the exchange before them): the client's doing, charged to
+	 * nobody, once the lease says the client went away, whatever the error, so that the
+	 * answer does not depend on which event loop heard first; otherwise what the error
+	 * says at the attempt's phase ({@link Outcome#classify}).
+	 */
+	private Outcome.Kind failure(Throwable error) {
+		return this.lease.isClientGone() ? Outcome.Kind.CLIENT_GONE : Outcome.classify(this.phase, error);
 	}
 
 	// What the exchange says of the attempt: one of four intents. The attempt classifies
@@ -259,12 +270,13 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	/**
 	 * The attempt failed before its headers reached the exchange: classified by how far
-	 * it got and by what ({@link Outcome#classify}), charged, and ended.
+	 * it got and by what, or as the client's doing once it went away ({@link #failure}),
+	 * charged, and ended.
 	 * @param error what it failed with
 	 * @return its outcome
 	 */
 	Outcome.Kind failed(Throwable error) {
-		Outcome.Kind kind = Outcome.classify(this.phase, error);
+		Outcome.Kind kind = failure(error);
 		end(kind);
 		return kind;
 	}

@@ -326,6 +326,9 @@ public final class ProxiedExchange {
 				// or a refresh replaced the service's pools. Nothing left the gateway:
 				// pick again from the service as it is now, without spending a retry.
 				this.repicks++;
+				// The pick follows the session's cookie again, as after a wait: its
+				// endpoint is most likely in the new pools, healthy.
+				this.affinity.again();
 				ServiceRuntime current = this.services.runtimes().find(runtime.id());
 				ServiceRuntime next = (current != null) ? current : runtime;
 				if (next != runtime) {

@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
+import org.springframework.cloud.gateway.filter.headers.observation.ObservedRequestHttpHeadersFilter;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.server.ServerWebExchange;
@@ -36,10 +37,24 @@ public final class Shadows {
 	/**
 	 * Creates the sender.
 	 * @param headersFilters the gateway's request header filters, which a copy's headers
-	 * go through as the exchange's own do
+	 * go through as the exchange's own do, but for the one that starts an observation
+	 * (asked once, at the first copy: they are beans that may need the filters')
 	 */
 	public Shadows(Supplier<List<HttpHeadersFilter>> headersFilters) {
 		this.headersFilters = headersFilters;
+	}
+
+	/**
+	 * Returns the request header filters a copy's headers go through: the gateway's, less
+	 * Spring Cloud Gateway's observation filter, which starts an
+	 * {@code http.client.requests} observation for every request it filters and leaves it
+	 * on the exchange for the answer's header filters to stop: the exchange's own attempt
+	 * then replaces it with its own, and nothing would ever stop the copy's.
+	 * @param filters the gateway's header filters
+	 * @return the filters for a copy's headers
+	 */
+	static List<HttpHeadersFilter> withoutObservation(List<HttpHeadersFilter> filters) {
+		return filters.stream().filter((filter) -> !(filter instanceof ObservedRequestHttpHeadersFilter)).toList();
 	}
 
 	/**
@@ -50,7 +65,7 @@ public final class Shadows {
 	 */
 	HttpHeaders headers(ServerWebExchange exchange) {
 		HttpHeaders filtered = new HttpHeaders();
-		filtered.putAll(HttpHeadersFilter.filterRequest(this.headersFilters.get(), exchange));
+		filtered.putAll(HttpHeadersFilter.filterRequest(withoutObservation(this.headersFilters.get()), exchange));
 		filtered.remove(HttpHeaders.HOST);
 		filtered.remove(HttpHeaders.CONTENT_LENGTH);
 		filtered.remove(HttpHeaders.TRANSFER_ENCODING);

@@ -13,7 +13,7 @@ import dev.gatewaylb.internal.request.Cookies;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
 import dev.gatewaylb.internal.rollout.RolloutWindow;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.internal.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -24,7 +24,7 @@ import org.springframework.web.server.ServerWebExchange;
 /**
  * Chooses the target service of a request to a split, once per exchange.
  * <p>
- * The key of the weighted choice is the affinity cookie's value when the split is sticky,
+ * The key of the weighted choice is the sticky cookie's value when the split is sticky,
  * else the request id. A sticky request without a well-formed value gets a new one, which
  * is also the key of this very request, so a session's first request lands where the rest
  * will; {@code Set-Cookie} is sent only then, with {@code Secure} when the request came
@@ -39,22 +39,22 @@ import org.springframework.web.server.ServerWebExchange;
  * request: an unreadable cookie is a missing one, an unknown target or an unreadable
  * address is no override.
  * <p>
- * A request a rollout judges names its client to the rollout's side: the affinity value
- * the request presented, on a sticky split, else the client's address through the trusted
+ * A request a rollout judges names its client to the rollout's side: the sticky value the
+ * request presented, on a sticky split, else the client's address through the trusted
  * proxies. A value the gateway minted for this very request is not an identity (a client
  * that never sends the cookie back would be a new client each time), so then the address
  * is.
  */
 public final class SplitRouting {
 
-	private final AffinityCookie affinity;
+	private final StickyCookie sticky;
 
 	private final SplitCounters counters;
 
 	private final SplitRollouts rollouts;
 
-	public SplitRouting(AffinityCookie affinity, SplitCounters counters, SplitRollouts rollouts) {
-		this.affinity = affinity;
+	public SplitRouting(StickyCookie sticky, SplitCounters counters, SplitRollouts rollouts) {
+		this.sticky = sticky;
 		this.counters = counters;
 		this.rollouts = rollouts;
 	}
@@ -138,14 +138,14 @@ public final class SplitRouting {
 	 */
 	private static @Nullable String presentedStickyValue(ServerHttpRequest request, CookieSettings sticky) {
 		String presented = Cookies.first(request.getHeaders().get(HttpHeaders.COOKIE), sticky.name());
-		return AffinityCookie.isValid(presented) ? presented : null;
+		return StickyCookie.isValid(presented) ? presented : null;
 	}
 
 	/**
 	 * Mints a sticky value for a request that presented none and sets the cookie.
 	 */
 	private String mintStickyValue(ServerWebExchange exchange, CookieSettings sticky, List<Cidr> trustedProxies) {
-		String value = this.affinity.mint();
+		String value = this.sticky.mint();
 		boolean secure = sticky.secure()
 				|| cameOverHttps(exchange.getRequest(), exchange.getRequest().getRemoteAddress(), trustedProxies);
 		exchange.getResponse().addCookie(sticky.toResponseCookie(value, secure));

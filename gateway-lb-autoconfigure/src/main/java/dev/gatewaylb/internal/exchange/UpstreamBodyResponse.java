@@ -261,6 +261,13 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				this.remaining -= buffer.readableByteCount();
 				if (this.remaining <= 0) {
 					ended();
+					if (watcher != null) {
+						// Whole by its Content-Length, before the client can have its
+						// last
+						// byte: a client that then leaves ends the exchange before the
+						// body's completion comes, if it comes at all.
+						watcher.bodyEnded();
+					}
 				}
 			}
 			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0 && this.prefetched) {

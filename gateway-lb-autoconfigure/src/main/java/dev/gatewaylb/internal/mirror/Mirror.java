@@ -368,8 +368,8 @@ public final class Mirror implements AnswerWatcher {
 		private final Mirror mirror;
 
 		/**
-		 * The copy so far: grown as bytes arrive, up to the declared length, so that a
-		 * declared length alone allocates nothing.
+		 * The copy so far: grown as bytes arrive, up to the declared length (it is then
+		 * exactly that long), so that a declared length alone allocates nothing.
 		 */
 		private byte[] copy = new byte[0];
 
@@ -383,16 +383,12 @@ public final class Mirror implements AnswerWatcher {
 
 		@Override
 		public Flux<DataBuffer> getBody() {
-			return super.getBody().doOnNext(this::copy).doOnComplete(() -> {
-				if (this.copied != this.length) {
-					// Shorter than it declared: nothing whole to mirror.
-					this.mirror.giveUpShadow();
-				}
-				else {
-					this.mirror
-						.send((this.copy.length == this.length) ? this.copy : Arrays.copyOf(this.copy, this.length));
-				}
-			}).doOnError((error) -> this.mirror.giveUpShadow()).doOnCancel(this.mirror::giveUpShadow);
+			// Sent as soon as the copy is whole (a second send does nothing); given up if
+			// the body ends, fails or is cancelled short of its declared length.
+			return super.getBody().doOnNext(this::copy)
+				.doOnComplete(this.mirror::giveUpShadow)
+				.doOnError((error) -> this.mirror.giveUpShadow())
+				.doOnCancel(this.mirror::giveUpShadow);
 		}
 
 		private void copy(DataBuffer buffer) {
@@ -405,6 +401,14 @@ public final class Mirror implements AnswerWatcher {
 				// Read in place: the primary's read position stays where it was.
 				buffer.toByteBuffer(buffer.readPosition(), length).get(this.copy, this.copied, length);
 				this.copied += length;
+				if (this.copied == this.length) {
+					// Whole by its declared length: sent now, before the primary's
+					// upstream
+					// has the last bytes. Its client cancels the body it sent whole once
+					// the answer has ended, which may come before the body's completion
+					// reaches this copy.
+					this.mirror.send(this.copy);
+				}
 			}
 		}
 

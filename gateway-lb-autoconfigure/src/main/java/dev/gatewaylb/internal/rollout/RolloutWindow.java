@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * since its step began: requests, failures, a latency histogram and the distinct clients
  * they came from.
  * <p>
- * Each answer names its client (a hash of its affinity value or address): a client counts
+ * Each answer names its client (a hash of its sticky value or address): a client counts
  * for at most {@code max-outcomes-per-client} answers per interval, and the side counts
  * how many clients it heard from, so that one client can neither fill
  * {@code min-requests} nor outweigh everyone else. Clients are told apart in
@@ -24,8 +24,7 @@ import org.jspecify.annotations.Nullable;
  * more cautious (20 clients share a slot with a chance of about 1 in 20, and then two of
  * them count as one; with thousands of clients the count is a lower bound, still far
  * above any {@code min-clients}). A client that forges a new identity per request (a new
- * affinity value each time) counts as a new client each time: see
- * {@code docs/rollouts.md}.
+ * sticky value each time) counts as a new client each time: see {@code docs/rollouts.md}.
  * <p>
  * Attempts record from any event loop: a compare-and-set on the client's slot, two
  * {@link LongAdder} increments and a wait-free {@link Recorder} write, no lock, no

@@ -178,7 +178,7 @@ public final class Split {
 
 	/**
 	 * Returns the index of the target a key goes to. Allocates nothing.
-	 * @param key the request's affinity key
+	 * @param key the request's sticky value, or its id
 	 * @return an index into {@link #targets()}
 	 */
 	public int pick(CharSequence key) {

@@ -1,6 +1,6 @@
 /**
- * Traffic splits between services and the affinity cookie that keeps a session on one
- * side. Pure Java.
+ * Traffic splits between services and the sticky cookie that keeps a session on one side.
+ * Pure Java.
  */
 @NullMarked
 package dev.gatewaylb.internal.split;

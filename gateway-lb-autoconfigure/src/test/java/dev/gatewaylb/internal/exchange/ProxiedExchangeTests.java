@@ -1,15 +1,24 @@
 package dev.gatewaylb.internal.exchange;
 
 import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
+import dev.gatewaylb.internal.affinity.AffinityOutcome;
+import dev.gatewaylb.internal.affinity.AffinityState;
+import dev.gatewaylb.internal.affinity.core.EndpointCookie;
+import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.upstream.Outcome;
 import io.netty.handler.timeout.ReadTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.netty.channel.AbortedException;
 import reactor.netty.internal.shaded.reactor.pool.PoolAcquirePendingLimitException;
 import reactor.netty.internal.shaded.reactor.pool.PoolShutdownException;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -226,6 +235,59 @@ class ProxiedExchangeTests {
 			assertThat(run.endpoints().subList(0, 3)).containsExactlyInAnyOrder("10.0.0.1", "10.0.0.2", "10.0.0.3");
 			assertThat(run.sends).hasSize(4);
 			assertThat(run.status()).isEqualTo(502);
+			run.end();
+			assertThat(service.inFlight()).isZero();
+		}
+		finally {
+			service.close();
+		}
+	}
+
+	@Test
+	void aFailureBeforeTheHeadersThatReachesTheOwnerOnceTheClientHasGoneChargesNobody() {
+		// A client hangs up in the middle of its upload. The release filter notes it gone
+		// as the cancellation goes up the chain, on the client's event loop; the
+		// upstream's
+		// failure, already emitted on the upstream connection's event loop, still reaches
+		// the owner (a cancellation does not stop an error already on its way through
+		// onErrorResume). Before the headers, Reactor Netty tells no client callback
+		// (doOnResponseError wants a response), so the owner's decision is the only one.
+		ScriptedExchanges.Run run = this.service.start(HttpMethod.POST, HttpHeaders.TRANSFER_ENCODING, "chunked");
+		run.send(0).attempt.requestPrepared(this.service.loop.eventLoop());
+		run.lease.clientGone();
+		run.send(0).fails(new AbortedException("Connection has been closed"));
+		assertThat(run.send(0).attempt.outcome()).isEqualTo(Outcome.Kind.CLIENT_GONE);
+		assertThat(run.send(0).attempt.endpoint().consecutiveFailures()).as("charged to the endpoint").isZero();
+		assertThat(run.sends).as("sent once").hasSize(1);
+		run.end();
+	}
+
+	@Test
+	void aRepickAfterAClosingPoolFollowsTheSessionsCookieAgain() {
+		String secret = "the affinity secret, 32 bytes or more";
+		ScriptedExchanges service = new ScriptedExchanges(
+				Map.of("gateway.lb.defaults.affinity.cookie", "GWLB_EP", "gateway.lb.defaults.affinity.secret", secret),
+				"a", "b", "c");
+		try {
+			Snapshot<Member> snapshot = service.snapshot();
+			int b = 0;
+			while (!snapshot.endpoint(b).address().startsWith("10.0.0.2:")) {
+				b++;
+			}
+			String cookie = new EndpointCookie("svc", secret.getBytes(StandardCharsets.UTF_8), List.of())
+				.sign(snapshot.id(b));
+			ScriptedExchanges.Run run = service.start(HttpMethod.GET, HttpHeaders.COOKIE, "GWLB_EP=" + cookie);
+			assertThat(run.endpoints()).containsExactly("10.0.0.2");
+			// b's pool closed as the request took it (a refresh replaced the pools): b is
+			// healthy and still a member, and the session stays there.
+			run.send(0).fails(new PoolShutdownException());
+			assertThat(run.endpoints()).containsExactly("10.0.0.2", "10.0.0.2");
+			run.send(1).sent().answers(200);
+			run.send(1).completes();
+			assertThat(run.exchange.getResponse().getCookies()).as("a followed session gets no new cookie").isEmpty();
+			assertThat(service.runtime.feature(AffinityState.class).outcome(AffinityOutcome.FOLLOWED).sum())
+				.isEqualTo(1);
+			assertThat(service.runtime.feature(AffinityState.class).outcome(AffinityOutcome.MOVED).sum()).isZero();
 			run.end();
 			assertThat(service.inFlight()).isZero();
 		}

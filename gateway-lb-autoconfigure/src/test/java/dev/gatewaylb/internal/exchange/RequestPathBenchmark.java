@@ -30,7 +30,7 @@ import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import io.netty.channel.DefaultEventLoop;
@@ -235,7 +235,7 @@ public class RequestPathBenchmark {
 			SplitRollouts rollouts = new SplitRollouts(this.control, System::currentTimeMillis,
 					() -> FleetDecisions.NONE);
 			this.services = new ProxyServices(settings, this.runtimes,
-					new SplitRouting(new AffinityCookie(System::currentTimeMillis, 42), new SplitCounters(), rollouts),
+					new SplitRouting(new StickyCookie(System::currentTimeMillis, 42), new SplitCounters(), rollouts),
 					false, new Shadows(List::of));
 			Snapshot<Member> snapshot = this.runtimes.find(SERVICE).snapshot();
 			if (snapshot.size() != this.endpoints) {

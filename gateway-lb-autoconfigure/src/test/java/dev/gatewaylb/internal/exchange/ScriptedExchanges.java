@@ -17,7 +17,7 @@ import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.runtime.SplitCounters;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
 import dev.gatewaylb.internal.runtime.TestRuntimes;
-import dev.gatewaylb.internal.split.AffinityCookie;
+import dev.gatewaylb.internal.split.StickyCookie;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -67,7 +67,7 @@ final class ScriptedExchanges implements AutoCloseable {
 		this.runtime = this.fixture.runtime("svc");
 		this.loop.freezeTime();
 		SplitRollouts rollouts = new SplitRollouts(this.fixture.control, () -> 0L, () -> FleetDecisions.NONE);
-		AffinityCookie affinity = new AffinityCookie(() -> 0L, 42);
+		StickyCookie affinity = new StickyCookie(() -> 0L, 42);
 		SplitCounters counters = new SplitCounters();
 		this.services = new ProxyServices(this.fixture.settings, this.fixture.runtimes,
 				new SplitRouting(affinity, counters, rollouts), false, new Shadows(java.util.List::of));

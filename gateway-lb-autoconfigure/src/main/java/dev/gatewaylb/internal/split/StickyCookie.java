@@ -6,8 +6,8 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Mints and recognises affinity cookie values: {@code hex(unix millis)} and
- * {@code hex(counter)}, 12 lowercase hex digits each, 24 in all, for example
+ * Mints and recognises the values of a split's sticky cookie: {@code hex(unix millis)}
+ * and {@code hex(counter)}, 12 lowercase hex digits each, 24 in all, for example
  * {@code 019ad2f36c1e00000000002a}.
  * <p>
  * A value is an opaque handle that chooses among targets the operator configured, not a
@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * landed anyway. Values are unique within a process (the counter) and spread across
  * replicas (it starts at a random point). Thread-safe; minting allocates the string only.
  */
-public final class AffinityCookie {
+public final class StickyCookie {
 
 	/**
 	 * Length of a value.
@@ -33,13 +33,13 @@ public final class AffinityCookie {
 	 * @param epochMillis the wall clock, milliseconds since the Unix epoch
 	 * @param counterStart where the counter starts, random in production
 	 */
-	public AffinityCookie(LongSupplier epochMillis, long counterStart) {
+	public StickyCookie(LongSupplier epochMillis, long counterStart) {
 		this.epochMillis = epochMillis;
 		this.counter = new AtomicLong(counterStart);
 	}
 
 	/**
-	 * Returns whether {@code value} is a well-formed affinity value: 24 lowercase hex
+	 * Returns whether {@code value} is a well-formed sticky value: 24 lowercase hex
 	 * digits.
 	 * @param value a cookie value, or {@code null}
 	 * @return whether it can be used as the split key
