@@ -20,6 +20,7 @@ import dev.gatewaylb.internal.settings.LiveSettings;
 import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.rollout.RolloutAction;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
 import org.junit.jupiter.api.AfterEach;
@@ -104,8 +105,8 @@ class BusFleetDecisionsTests {
 	void aReplicaThatFollowsNoRolloutsNeitherAsksItsPeersNorActsOnTheirDecisions() {
 		try (ScheduledControlThread control = new ScheduledControlThread()) {
 			SplitRollouts rollouts = new SplitRollouts(control, System::currentTimeMillis, () -> FleetDecisions.NONE);
-			Rollout.Plan plan = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, Duration.ofHours(1).toNanos(),
-					10, 0.01, 1.5);
+			RolloutPlan plan = new RolloutPlan("shop-canary", new int[] { 50, 100 }, Duration.ofHours(1).toNanos(), 10,
+					0.01, 1.5);
 			rollouts.plans(Map.of("shop", plan));
 			BusFleetDecisions alone = new BusFleetDecisions((event) -> {
 			}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),

@@ -33,7 +33,7 @@ import dev.gatewaylb.internal.upstream.GatewayTls;
 import dev.gatewaylb.internal.upstream.UpstreamResolver;
 import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.rollout.FleetDecisions;
-import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
 import dev.gatewaylb.internal.split.StickyCookie;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
@@ -267,10 +267,10 @@ public final class GatewayLbAutoConfiguration {
 		 * Returns the rollout plans of the settings by split name: what the rollouts
 		 * receive, since they do not know the settings.
 		 */
-		static Map<String, Rollout.Plan> rolloutPlans(GatewayLbSettings settings) {
-			Map<String, Rollout.Plan> plans = new LinkedHashMap<>();
+		static Map<String, RolloutPlan> rolloutPlans(GatewayLbSettings settings) {
+			Map<String, RolloutPlan> plans = new LinkedHashMap<>();
 			for (SplitSettings split : settings.splits().values()) {
-				Rollout.Plan plan = split.rollout();
+				RolloutPlan plan = split.rollout();
 				if (plan != null) {
 					plans.put(split.split().name(), plan);
 				}

@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.gatewaylb.internal.runtime.Drain;
 import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.actuate.GatewayLbReport;
@@ -325,7 +326,7 @@ class AffinityIT {
 		String address = "127.0.0.1:" + backends.get(0).port();
 		for (ConfigurableApplicationContext replica : replicas) {
 			assertThat(replica.getBean(ServiceRuntimes.class).drain("drained", address, true, false))
-				.isEqualTo(ServiceRuntimes.Drain.DONE);
+				.isEqualTo(Drain.DONE);
 		}
 		int ofDrained = 0;
 		for (int round = 0; round < 3; round++) {

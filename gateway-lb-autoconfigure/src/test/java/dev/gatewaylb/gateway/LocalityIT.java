@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.gatewaylb.internal.runtime.Drain;
 import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.actuate.GatewayLbReport;
 import dev.gatewaylb.internal.balance.EndpointState;
@@ -167,7 +168,7 @@ class LocalityIT extends GatewayIntegrationTest {
 	void aDrainedLocalEndpointLowersTheLocalShareAsAnEjectedOneDoes() {
 		String address = "127.0.0.1:" + local.get(0).port();
 		assertThat(this.runtimes.drain("drained", address, true, true))
-			.isEqualTo(dev.gatewaylb.internal.runtime.ServiceRuntimes.Drain.DONE);
+			.isEqualTo(dev.gatewaylb.internal.runtime.Drain.DONE);
 		try {
 			int requests = 3_000;
 			Map<String, Integer> backends = send("/drained/", requests, Map.of());

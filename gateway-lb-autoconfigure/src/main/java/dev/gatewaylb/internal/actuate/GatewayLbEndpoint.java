@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 
+import dev.gatewaylb.internal.runtime.Drain;
 import dev.gatewaylb.actuate.GatewayLbReport.DrainResult;
 import dev.gatewaylb.actuate.GatewayLbReport.EndpointReport;
 import dev.gatewaylb.actuate.GatewayLbReport.PoolReport;
@@ -35,6 +36,7 @@ import dev.gatewaylb.internal.settings.SplitSettings;
 import dev.gatewaylb.internal.upstream.Upstream;
 import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.rollout.RolloutAction;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
@@ -193,11 +195,11 @@ public class GatewayLbEndpoint {
 					WebEndpointResponse.STATUS_BAD_REQUEST);
 		}
 		boolean forced = Boolean.TRUE.equals(force);
-		ServiceRuntimes.Drain done = this.runtimes.drain(name, endpoint, drain, forced);
-		if (done == ServiceRuntimes.Drain.NOT_AN_ENDPOINT) {
+		Drain done = this.runtimes.drain(name, endpoint, drain, forced);
+		if (done == Drain.NOT_AN_ENDPOINT) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
-		if (done == ServiceRuntimes.Drain.OVER_MAX_DRAIN_PERCENT) {
+		if (done == Drain.OVER_MAX_DRAIN_PERCENT) {
 			return new WebEndpointResponse<>("draining " + endpoint + " would leave more than health.max-drain-percent"
 					+ " of the endpoints of " + name + " draining; send \"force\": true to drain it anyway", 409);
 		}
@@ -296,7 +298,7 @@ public class GatewayLbEndpoint {
 	}
 
 	private RolloutReport rollout(RolloutTrack track) {
-		Rollout.Plan plan = track.plan();
+		RolloutPlan plan = track.plan();
 		Rollout.Status status = track.status();
 		Long judgeIn = (status.state() == Rollout.State.PROGRESSING)
 				? Math.max(0, (status.judgeAtNanos() - this.runtimes.nanoTime()) / 1_000_000) : null;

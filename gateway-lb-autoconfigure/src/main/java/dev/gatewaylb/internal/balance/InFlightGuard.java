@@ -13,8 +13,7 @@ import java.lang.invoke.VarHandle;
  * snapshot the pick came from.
  * <p>
  * Open for extension so that a caller's per-request object can be the guard itself
- * ({@link Snapshot#acquire(int, Snapshot.GuardFactory)}): one allocation per pick instead
- * of two.
+ * ({@link Snapshot#claim(int)}): one allocation per pick instead of two.
  */
 public class InFlightGuard {
 

@@ -337,30 +337,16 @@ public final class Snapshot<T> {
 	 * @return the guard
 	 */
 	public InFlightGuard acquire(int index) {
-		InFlightGuard guard = acquire(index, (state, decayNanos) -> new InFlightGuard(state, decayNanos));
+		InFlightGuard guard = new InFlightGuard(claim(index), this.members.settings.ewmaDecayNanos());
 		guard.start(this.members.nanoClock.getAsLong());
 		return guard;
 	}
 
 	/**
-	 * Counts a pick of endpoint {@code index} and raises its in-flight count until the
-	 * guard {@code factory} makes is released. Reads no clock: a caller that records
-	 * latency calls {@link InFlightGuard#start} when the request leaves.
-	 * @param <G> the guard type
-	 * @param index an index from {@link #select}
-	 * @param factory makes the guard from the endpoint's state and its service's
-	 * peak-EWMA decay; a non-capturing constructor reference allocates nothing itself
-	 * @return the guard
-	 */
-	public <G extends InFlightGuard> G acquire(int index, GuardFactory<G> factory) {
-		return factory.create(claim(index), this.members.settings.ewmaDecayNanos());
-	}
-
-	/**
 	 * Counts a pick of endpoint {@code index}, raises its in-flight count, and returns
-	 * its state, for the constructor of an {@link InFlightGuard} subclass that cannot be
-	 * made through a {@link GuardFactory} without allocating one: the count must then be
-	 * lowered by releasing that guard, and by nothing else.
+	 * its state, for the constructor of an {@link InFlightGuard} (the exchange's attempt
+	 * is one): the count must then be lowered by releasing that guard, and by nothing
+	 * else.
 	 * @param index an index from {@link #select}
 	 * @return the endpoint's state, claimed
 	 */
@@ -382,24 +368,6 @@ public final class Snapshot<T> {
 	 */
 	public long ewmaDecayNanos() {
 		return this.members.settings.ewmaDecayNanos();
-	}
-
-	/**
-	 * Makes the guard of a pick.
-	 *
-	 * @param <G> the guard type
-	 */
-	@FunctionalInterface
-	public interface GuardFactory<G extends InFlightGuard> {
-
-		/**
-		 * Returns a guard of {@code state}, whose in-flight count was just raised.
-		 * @param state the endpoint's state
-		 * @param decayNanos the service's peak-EWMA decay
-		 * @return the guard
-		 */
-		G create(EndpointState state, long decayNanos);
-
 	}
 
 	/**

@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
+import dev.gatewaylb.internal.runtime.Drain;
+import dev.gatewaylb.internal.rollout.PeerState;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import dev.gatewaylb.internal.settings.FleetSettings;
 import dev.gatewaylb.internal.request.Logged;
@@ -330,7 +332,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 			return;
 		}
 		List<FleetStateEvent.RolloutState> rollouts = new ArrayList<>();
-		for (SplitRollouts.PeerState state : this.rollouts.peerStates()) {
+		for (PeerState state : this.rollouts.peerStates()) {
 			rollouts
 				.add(new FleetStateEvent.RolloutState(state.split(), state.plan(), state.state().label(), state.step(),
 						state.reason(), this.inbox.version(FleetInbox.rolloutSubject(state.split(), state.plan()))));
@@ -359,15 +361,15 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 		}
 		String origin = event.getOriginService();
 		if (this.channel.followRollouts()) {
-			List<SplitRollouts.PeerState> states = new ArrayList<>();
-			List<SplitRollouts.PeerState> newer = new ArrayList<>();
+			List<PeerState> states = new ArrayList<>();
+			List<PeerState> newer = new ArrayList<>();
 			for (FleetStateEvent.RolloutState rollout : event.getRollouts()) {
 				Rollout.State state = state(rollout.state());
 				if (state == null) {
 					continue;
 				}
-				SplitRollouts.PeerState peer = new SplitRollouts.PeerState(rollout.split(), rollout.plan(), state,
-						rollout.step(), rollout.reason());
+				PeerState peer = new PeerState(rollout.split(), rollout.plan(), state, rollout.step(),
+						rollout.reason());
 				states.add(peer);
 				if (rollout.version() > 0 && this.inbox
 					.advance(FleetInbox.rolloutSubject(rollout.split(), rollout.plan()), rollout.version())) {
@@ -378,7 +380,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 			// Followed after the answer was taken (the control thread runs both in
 			// order):
 			// a rollout that just took the peer's state is already there.
-			for (SplitRollouts.PeerState peer : newer) {
+			for (PeerState peer : newer) {
 				this.rollouts.follow(peer.split(), peer.plan(), action(peer.state()), peer.reason(), origin, false);
 			}
 		}
@@ -394,15 +396,14 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	}
 
 	private void follow(String service, String endpoint, boolean drain, boolean force, String origin) {
-		ServiceRuntimes.Drain done = this.runtimes.drain(service, endpoint, drain, force);
-		if (done == ServiceRuntimes.Drain.OVER_MAX_DRAIN_PERCENT) {
+		Drain done = this.runtimes.drain(service, endpoint, drain, force);
+		if (done == Drain.OVER_MAX_DRAIN_PERCENT) {
 			logger.warn("Did not drain " + Logged.text(endpoint) + " of " + Logged.text(service) + " as "
 					+ Logged.text(origin) + " did: more than health.max-drain-percent of its endpoints would drain");
 			return;
 		}
 		logger.info((drain ? "Drained " : "Undrained ") + Logged.text(endpoint) + " of " + Logged.text(service) + " as "
-				+ Logged.text(origin) + " did"
-				+ ((done == ServiceRuntimes.Drain.DONE) ? "" : " (not an endpoint here)"));
+				+ Logged.text(origin) + " did" + ((done == Drain.DONE) ? "" : " (not an endpoint here)"));
 	}
 
 	private static Rollout.@Nullable State state(String label) {

@@ -1,12 +1,10 @@
 package dev.gatewaylb.internal.exchange;
 
 import java.net.URI;
-import java.util.concurrent.Executor;
 
 import dev.gatewaylb.internal.affinity.AffinitySession;
 import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.feature.AnswerWatcher;
-import dev.gatewaylb.internal.hedging.HedgeSettings;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import dev.gatewaylb.internal.mirror.Mirror;
@@ -21,53 +19,45 @@ import dev.gatewaylb.internal.settings.SplitSettings;
 import dev.gatewaylb.internal.upstream.Outcome;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.netty.Connection;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.support.NotFoundException;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
 
 /**
  * The one owner of an {@code lb://} exchange: the class to read to follow a request
- * through gateway-lb. It only sequences; each step is a part it hands what it needs, and
- * no part holds it:
+ * through gateway-lb. It only sequences; each step is a part handed what it needs, and no
+ * part holds the owner:
  * <ol>
- * <li><b>Resolve</b>, once: a split chooses the target service ({@link SplitRouting}, a
+ * <li><b>Resolve</b>, once: a split chooses the target ({@link SplitRouting}, a
  * {@link SplitDecision}); the service's runtime is one map read (a service first named by
- * this request is waited for without blocking). A service the application balances with
- * its own Spring Cloud LoadBalancer bean passes on to Spring Cloud Gateway untouched. The
- * exchange's endpoint affinity and admission are the service's; a copy of the request may
- * go to a shadow ({@link Mirror}, sent by {@link Shadows}).</li>
+ * this request is waited for without blocking; one the application balances itself passes
+ * on untouched). A copy of the request may go to a shadow ({@link Mirror}, sent by
+ * {@link Shadows}).</li>
  * <li><b>Admit and pick</b> ({@link Picks}): the affinity cookie, then the algorithm,
- * avoiding the endpoints tried; the admission may hold a pick back, or shed or queue a
- * request that finds every endpoint at its limit ({@link Admission}). The new
- * {@link Attempt} claims the endpoint and the {@link ExchangeLease} holds the claim.</li>
- * <li><b>Send</b>: the request URL becomes the endpoint's, so Spring Cloud Gateway's
- * load-balancer filter passes it by, and {@code UpstreamRoutingFilter} sends it through
- * the service's own client, which reports to the attempt. A service that hedges sends a
- * round through {@link HedgedRace}: the attempt and perhaps a backup, the first headers
- * winning.</li>
+ * avoiding the endpoints tried; the {@link Admission} may hold a pick back, or shed or
+ * queue a request that finds every endpoint at its limit. The {@link Attempt} claims the
+ * endpoint; the {@link ExchangeLease} holds the claim.</li>
+ * <li><b>Send</b>: the request URL becomes the endpoint's, so that Spring Cloud Gateway's
+ * load-balancer filter passes it by, and the routing filter sends it through the
+ * service's own client, which reports to the attempt; a hedging service sends a round
+ * through {@link HedgedRace}.</li>
  * <li><b>Decide</b> ({@link #decide}), the one place: the attempt is told what happened
- * (its status, or its error, which it classifies and charges); then re-pick (a pool that
- * closed under the request: free), retry ({@link RetryPolicy}, within {@link Deadline}
- * and the service's retry budget), or answer.</li>
- * <li><b>Answer</b> ({@link #answered}): every end of the exchange goes through it once:
- * the affinity is counted and its cookie set, the answer's watcher given the status; the
- * gateway's own answers are {@link GatewayAnswer}'s.</li>
+ * and classifies it; then re-pick (a pool that closed under the request: free), retry
+ * ({@link RetryPolicy}, within {@link Deadline} and the retry budget), or answer.</li>
+ * <li><b>Answer</b> ({@link #answered}), once whatever the end: the affinity counted and
+ * its cookie set, the answer's watcher given the status; the gateway's own answers are
+ * {@link GatewayAnswer}'s.</li>
  * </ol>
- * The body's outcome is settled later by the upstream connection itself, on the attempt.
- * <p>
  * Threads: an exchange runs one step at a time, each after the previous one in the
- * reactive chain, so the fields here need no synchronization; a hedged round keeps to its
- * own state and hands its result back as a value, and a wait for a place resumes on the
- * exchange's own event loop.
+ * reactive chain, so the fields need no synchronization; a hedged round keeps to its own
+ * state and hands back a value, and a wait for a place resumes on the exchange's event
+ * loop.
  */
 public final class ProxiedExchange {
 
@@ -132,8 +122,7 @@ public final class ProxiedExchange {
 
 	/**
 	 * Runs the exchange: resolve, then pick, send and decide until answered.
-	 * @return completes when the chain after the attempt filter completed for the attempt
-	 * that answers
+	 * @return completes when the chain after the attempt filter completed for the answer
 	 */
 	public Mono<Void> run() {
 		SplitSettings split = this.split;
@@ -249,7 +238,7 @@ public final class ProxiedExchange {
 	private Mono<Void> next(ServiceRuntime runtime) {
 		HedgeState hedges = runtime.feature(HedgeState.class);
 		Hedging hedging = hedges.hedging();
-		if (hedging != null && hedges(hedges.settings(), this.exchange.getRequest())) {
+		if (hedging != null && hedges.settings().hedges(this.exchange.getRequest())) {
 			HedgedRace.Round.Of round = new HedgedRace.Round.Of(this.exchange, this.chain, this.lease, this.affinity,
 					this.admission, this.firstSentNanos, this.retries == 0 && this.repicks == 0);
 			// A hedged round does not wait for a place: its backup could not.
@@ -262,7 +251,7 @@ public final class ProxiedExchange {
 		Attempt attempt = this.picks.pick(runtime, this.affinity, this.admission, this.firstSentNanos, null);
 		if (attempt == null) {
 			if (this.admission.shed()) {
-				return this.admission.shedOrWait(serverEventLoop(), runtime.clock(), () -> {
+				return this.admission.shedOrWait(this.exchange.getRequest(), runtime.clock(), () -> {
 					// The pick after a wait follows the affinity cookie again: the
 					// endpoint
 					// it names may be the one with a place now.
@@ -440,33 +429,6 @@ public final class ProxiedExchange {
 	private void replace(ServerWebExchange exchange) {
 		this.exchange = exchange;
 		this.picks.exchange(exchange);
-	}
-
-	/**
-	 * Returns whether a request is hedged: a method of {@code hedge.methods}, no body (a
-	 * backup must send it again), not a WebSocket upgrade.
-	 */
-	private static boolean hedges(HedgeSettings settings, ServerHttpRequest request) {
-		HttpHeaders headers = request.getHeaders();
-		return settings.hedges(request.getMethod().name()) && !RequestBodyIdle.hasBody(headers)
-				&& !"websocket".equalsIgnoreCase(headers.getUpgrade());
-	}
-
-	/**
-	 * Returns the event loop of the client's connection, or a direct executor for an
-	 * exchange that is not Reactor Netty's (a test's).
-	 */
-	private Executor serverEventLoop() {
-		try {
-			Object inbound = ServerHttpRequestDecorator.getNativeRequest(this.exchange.getRequest());
-			if (inbound instanceof Connection connection) {
-				return connection.channel().eventLoop();
-			}
-		}
-		catch (IllegalArgumentException | IllegalStateException ex) {
-			// Not a server request of Spring's, or a mock one without a native request.
-		}
-		return Runnable::run;
 	}
 
 }

@@ -6,6 +6,9 @@ import java.util.List;
 import dev.gatewaylb.config.HedgeProperties;
 import dev.gatewaylb.internal.config.Layers;
 
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+
 /**
  * A service's hedged (backup) requests.
  *
@@ -32,6 +35,18 @@ public record HedgeSettings(double maxExtraLoad, long minDelayNanos, Set<String>
 	 * Returns whether the service hedges.
 	 * @return whether {@code max-extra-load} is above 0
 	 */
+	/**
+	 * Returns whether a request is hedged: a method of {@code hedge.methods}, no body (a
+	 * backup must send it again), not a WebSocket upgrade.
+	 * @param request the request
+	 * @return whether hedged
+	 */
+	public boolean hedges(ServerHttpRequest request) {
+		HttpHeaders headers = request.getHeaders();
+		boolean body = headers.getContentLength() > 0 || headers.containsHeader(HttpHeaders.TRANSFER_ENCODING);
+		return hedges(request.getMethod().name()) && !body && !"websocket".equalsIgnoreCase(headers.getUpgrade());
+	}
+
 	public boolean enabled() {
 		return this.maxExtraLoad > 0;
 	}

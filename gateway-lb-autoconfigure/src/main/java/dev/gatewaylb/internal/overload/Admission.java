@@ -12,6 +12,10 @@ import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.overload.core.Partitions;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
+
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 
 /**
  * One exchange's admission to a service whose endpoints have concurrency limits: which
@@ -100,16 +104,33 @@ public class Admission {
 	 * a wait but never a shed). A request whose partition's queue is full is shed at
 	 * once. A client that leaves while waiting takes its place in the queue with it, and
 	 * passes a wake it got on to the next waiter.
-	 * @param loop the event loop of the client's connection, where the pick after a wait
-	 * runs
+	 * @param request the request, whose connection's event loop the pick after a wait
+	 * runs on
 	 * @param clock the request clock, whose timer is the deadline
 	 * @param pickAgain the exchange's next pick
 	 * @param shed the exchange's answer to a shed request
 	 * @return what the exchange does
 	 */
-	public Mono<Void> shedOrWait(Executor loop, RequestClock clock, Supplier<Mono<Void>> pickAgain,
+	public Mono<Void> shedOrWait(ServerHttpRequest request, RequestClock clock, Supplier<Mono<Void>> pickAgain,
 			Supplier<Mono<Void>> shed) {
 		return shed.get();
+	}
+
+	/**
+	 * Returns the event loop of a request's connection, or a direct executor for a
+	 * request that is not Reactor Netty's (a test's).
+	 */
+	static Executor eventLoopOf(ServerHttpRequest request) {
+		try {
+			Object inbound = ServerHttpRequestDecorator.getNativeRequest(request);
+			if (inbound instanceof Connection connection) {
+				return connection.channel().eventLoop();
+			}
+		}
+		catch (IllegalArgumentException | IllegalStateException ex) {
+			// Not a server request of Spring's, or a mock one without a native request.
+		}
+		return Runnable::run;
 	}
 
 	/**
@@ -204,7 +225,7 @@ public class Admission {
 		}
 
 		@Override
-		public Mono<Void> shedOrWait(Executor loop, RequestClock clock, Supplier<Mono<Void>> pickAgain,
+		public Mono<Void> shedOrWait(ServerHttpRequest request, RequestClock clock, Supplier<Mono<Void>> pickAgain,
 				Supplier<Mono<Void>> shed) {
 			long maxWait = this.state.settings().maxWait().toNanos();
 			if (maxWait == 0) {
@@ -221,6 +242,7 @@ public class Admission {
 				return shed.get();
 			}
 			Partitions partitions = this.state.partitions();
+			Executor loop = eventLoopOf(request);
 			int queue = (this.shedPartition >= 0) ? this.shedPartition : partitions.indexOf(null);
 			// A woken waiter is handed over once: by its pick, or, when its client left
 			// before the wake arrived, by the cancellation, which passes the wake on.

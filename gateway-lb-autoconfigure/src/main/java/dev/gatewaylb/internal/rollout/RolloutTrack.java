@@ -24,7 +24,7 @@ public final class RolloutTrack {
 	/**
 	 * The plan, replaced by an equal one when a refresh keeps the rollout.
 	 */
-	private volatile Rollout.Plan plan;
+	private volatile RolloutPlan plan;
 
 	private final RolloutWindow canary;
 
@@ -66,7 +66,7 @@ public final class RolloutTrack {
 	 */
 	private boolean promotionLogged;
 
-	RolloutTrack(String split, Rollout.Plan plan, Rollout.Status status) {
+	RolloutTrack(String split, RolloutPlan plan, Rollout.Status status) {
 		this.split = split;
 		this.plan = plan;
 		// A refresh that keeps the rollout gives it an equal plan: the same
@@ -83,7 +83,7 @@ public final class RolloutTrack {
 	 * Returns the layout a status routes by: its step's, or the target at 0% for a
 	 * rollout rolled back or in its shadow stage.
 	 */
-	private static int layoutOf(Rollout.Plan plan, Rollout.Status status) {
+	private static int layoutOf(RolloutPlan plan, Rollout.Status status) {
 		Rollout.State state = status.state();
 		return (state == Rollout.State.ROLLED_BACK || state == Rollout.State.SHADOWING) ? plan.steps().length
 				: status.step();
@@ -132,8 +132,8 @@ public final class RolloutTrack {
 	 * @param plan the settings' plan
 	 * @return whether the plan is this rollout's
 	 */
-	public boolean isOf(Rollout.Plan plan) {
-		Rollout.Plan own = this.plan;
+	public boolean isOf(RolloutPlan plan) {
+		RolloutPlan own = this.plan;
 		return own == plan || own.equals(plan);
 	}
 
@@ -170,7 +170,7 @@ public final class RolloutTrack {
 	 * Returns the plan.
 	 * @return the plan
 	 */
-	public Rollout.Plan plan() {
+	public RolloutPlan plan() {
 		return this.plan;
 	}
 
@@ -240,7 +240,7 @@ public final class RolloutTrack {
 		return true;
 	}
 
-	void keep(Rollout.Plan equal) {
+	void keep(RolloutPlan equal) {
 		this.plan = equal;
 	}
 

@@ -76,7 +76,7 @@ public final class RolloutWindow {
 
 	private final LongAdder errors = new LongAdder();
 
-	private final Rollout.Plan plan;
+	private final RolloutPlan plan;
 
 	private final Recorder recorder = new Recorder(1, MAX_MICROS, 2);
 
@@ -88,7 +88,7 @@ public final class RolloutWindow {
 	 */
 	private @Nullable Histogram interval;
 
-	RolloutWindow(Rollout.Plan plan) {
+	RolloutWindow(RolloutPlan plan) {
 		this.plan = plan;
 	}
 

@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Everything that changes a rollout runs on the control thread, so its decisions need no
  * lock and a judgement never runs on an event loop. The request path reads a
- * {@link RolloutTrack} ({@link #track(String, Rollout.Plan)}): one map read, then three
+ * {@link RolloutTrack} ({@link #track(String, RolloutPlan)}): one map read, then three
  * volatile reads (its plan, compared by reference with the settings', the layout index of
  * the step, and whether the step is being judged and so records outcomes). A step changes
  * the layout by an index into layouts the settings derived when they were bound: nothing
@@ -110,8 +110,8 @@ public final class SplitRollouts {
 	 * starts on its first step, one whose split has no plan any more is forgotten.
 	 * @param plans the rollout plans by split name, as configured
 	 */
-	public void plans(Map<String, Rollout.Plan> plans) {
-		Map<String, Rollout.Plan> copy = Map.copyOf(plans);
+	public void plans(Map<String, RolloutPlan> plans) {
+		Map<String, RolloutPlan> copy = Map.copyOf(plans);
 		this.control.execute(() -> apply(copy));
 	}
 
@@ -125,7 +125,7 @@ public final class SplitRollouts {
 	 * @param plan the split's plan in the settings the request reads, or {@code null}
 	 * @return the rollout, or {@code null} when the split has none or it has not started
 	 */
-	public @Nullable RolloutTrack track(String split, Rollout.@Nullable Plan plan) {
+	public @Nullable RolloutTrack track(String split, @Nullable RolloutPlan plan) {
 		if (plan == null) {
 			return null;
 		}
@@ -273,7 +273,7 @@ public final class SplitRollouts {
 
 	// Everything below runs on the control thread.
 
-	private void apply(Map<String, Rollout.Plan> plans) {
+	private void apply(Map<String, RolloutPlan> plans) {
 		// A replica that starts (a restart, a scale-up) runs each rollout where its
 		// peers have it, not from the first step: a promoted canary's traffic must not
 		// go back to the old version, which may already be scaled down. Until a peer
@@ -407,7 +407,7 @@ public final class SplitRollouts {
 	}
 
 	private void adopt(RolloutTrack track, List<PeerState> states, String origin) {
-		Rollout.Plan plan = track.plan();
+		RolloutPlan plan = track.plan();
 		PeerState peer = null;
 		for (PeerState state : states) {
 			if (state.split().equalsIgnoreCase(track.split()) && state.plan().equals(plan.fingerprint())) {
@@ -418,29 +418,10 @@ public final class SplitRollouts {
 			startAlone(track, origin + " has no such rollout, or is starting too: from the first step");
 			return;
 		}
-		int step = Math.max(0, Math.min(peer.step(), plan.lastStep()));
-		int percent = plan.step(step);
-		long now = this.control.nanoTime();
 		String by = "as " + origin + " has it";
-		Rollout.Status next = switch (peer.state()) {
-			// A shadow stage starts again here: its mirrored answers are each replica's.
-			case SHADOWING -> Rollout.start(plan, now);
-			case PROGRESSING ->
-				new Rollout.Status(Rollout.State.PROGRESSING, step, percent, now + plan.intervalNanos(), null);
-			case PAUSED -> new Rollout.Status(Rollout.State.PAUSED, step, percent, 0, null);
-			case PROMOTED ->
-				new Rollout.Status(Rollout.State.PROMOTED, plan.lastStep(), plan.step(plan.lastStep()), 0, null);
-			case ROLLED_BACK -> new Rollout.Status(Rollout.State.ROLLED_BACK, step, 0, 0,
-					"rolled back " + by + ((peer.reason() != null) ? ": " + peer.reason() : ""));
-		};
+		Rollout.Status next = peer.adopted(plan, this.control.nanoTime(), by);
 		track.stopAwaitingPeers();
-		VerdictKind kind = switch (next.state()) {
-			case SHADOWING, PROGRESSING -> VerdictKind.RESUMED;
-			case PAUSED -> VerdictKind.PAUSED;
-			case PROMOTED -> VerdictKind.PROMOTED;
-			case ROLLED_BACK -> VerdictKind.ROLLED_BACK;
-		};
-		verdict(track, kind, by, null);
+		verdict(track, VerdictKind.adopting(next.state()), by, null);
 		enter(track, next);
 		logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + track.split() + " is "
 				+ next.state().label() + " at " + next.percent() + "% " + by);
@@ -505,26 +486,6 @@ public final class SplitRollouts {
 		Rollout.Status status = track.status();
 		track.verdict(new Verdict(this.epochMillis.getAsLong(), status.step(), status.percent(), kind, reason,
 				(windows != null) ? windows.canary() : null, (windows != null) ? windows.others() : null));
-	}
-
-	/**
-	 * A rollout as a peer has it: what a replica that starts takes instead of the first
-	 * step.
-	 *
-	 * @param split the split's name as configured
-	 * @param plan the plan's fingerprint, with its id
-	 * @param state where it stands
-	 * @param step the step in force
-	 * @param reason why it was rolled back, or {@code null}
-	 */
-	public record PeerState(String split, String plan, Rollout.State state, int step, @Nullable String reason) {
-
-		public PeerState {
-			Objects.requireNonNull(split, "split");
-			Objects.requireNonNull(plan, "plan");
-			Objects.requireNonNull(state, "state");
-		}
-
 	}
 
 }

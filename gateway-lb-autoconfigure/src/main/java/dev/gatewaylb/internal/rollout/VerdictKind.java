@@ -87,4 +87,18 @@ public enum VerdictKind {
 		};
 	}
 
+	/**
+	 * Returns the verdict of a rollout that took a peer's state.
+	 * @param state the state it took
+	 * @return the verdict
+	 */
+	static VerdictKind adopting(Rollout.State state) {
+		return switch (state) {
+			case SHADOWING, PROGRESSING -> RESUMED;
+			case PAUSED -> PAUSED;
+			case PROMOTED -> PROMOTED;
+			case ROLLED_BACK -> ROLLED_BACK;
+		};
+	}
+
 }

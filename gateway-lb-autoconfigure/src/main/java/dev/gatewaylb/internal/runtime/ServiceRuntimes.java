@@ -1,22 +1,12 @@
 package dev.gatewaylb.internal.runtime;
 
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
@@ -54,28 +44,13 @@ import reactor.core.publisher.Mono;
  * its first runtime from the {@link RuntimeFactory}, its endpoints from the
  * {@link DiscoveryPoller} (the balancer is rebuilt only when the membership changed, and
  * the pools of departed endpoints close after a grace), and a next runtime when refreshed
- * settings change it (what they did not touch is carried over; a replaced pool closes
- * once no request uses it: {@link UpstreamRetirement}). The {@code latency-ejection} and
- * {@code success-rate-ejection} jobs, and every feature's, run over every runtime
- * ({@link EveryService}).
- * <p>
- * Why this is safe without locks on the request path: a request reads a service's runtime
- * with one map read and one volatile read; every write happens on the control thread, one
- * task at a time, and each task reads the newest inputs when it runs, so an older input
- * never overwrites a newer one.
+ * settings change it (a replaced pool closes once no request uses it:
+ * {@link UpstreamRetirement}). The ejection jobs and every feature's run over every
+ * runtime ({@link EveryService}). Safe without locks on the request path: a request reads
+ * a service's runtime with one map read and one volatile read; every write happens on the
+ * control thread, one task at a time, and each task reads the newest inputs when it runs.
  */
 public final class ServiceRuntimes {
-
-	// Longer than this package's other classes: it is the registry's whole public API
-	// (look-ups for the request path, the actuator and Spring Cloud LoadBalancer,
-	// tracking and forgetting, drain, listeners), each method with its contract; every
-	// job it had
-	// besides lives in a class of its own.
-
-	/**
-	 * The longest a drain waits for the control thread.
-	 */
-	static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final Log logger = LogFactory.getLog(ServiceRuntimes.class);
 
@@ -112,9 +87,9 @@ public final class ServiceRuntimes {
 	private @Nullable String lastListingError;
 
 	/**
-	 * Slots by lower-case id, and by every other spelling a lookup used.
+	 * The tracked services, by every spelling a lookup used.
 	 */
-	private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+	private final ServiceSlots slots = new ServiceSlots();
 
 	private final List<RuntimeListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -148,8 +123,7 @@ public final class ServiceRuntimes {
 	}
 
 	/**
-	 * Returns the balancer clock's current time: the control thread's.
-	 * @return nanoseconds
+	 * Returns the balancer clock's current time, in nanoseconds: the control thread's.
 	 */
 	public long nanoTime() {
 		return this.control.nanoTime();
@@ -172,7 +146,7 @@ public final class ServiceRuntimes {
 	 * yet
 	 */
 	public @Nullable ServiceRuntime find(String serviceId) {
-		Slot slot = slot(serviceId);
+		ServiceSlots.Slot slot = this.slots.find(serviceId);
 		// Ready once discovery's first answer is applied: a request never meets a
 		// service whose endpoints are not known yet.
 		return (slot != null && slot.ready.isDone()) ? slot.runtime : null;
@@ -187,7 +161,7 @@ public final class ServiceRuntimes {
 	 * names the service (counted, nothing tracked)
 	 */
 	public Mono<ServiceRuntime> whenReady(String serviceId) {
-		Slot slot = slot(serviceId);
+		ServiceSlots.Slot slot = this.slots.find(serviceId);
 		if (slot == null && !this.known.contains(serviceId)) {
 			if (this.known.listed.isDone()) {
 				this.unknownNamed.increment();
@@ -241,13 +215,24 @@ public final class ServiceRuntimes {
 		slotOf(serviceId);
 	}
 
+	private ServiceSlots.Slot slotOf(String serviceId) {
+		return this.slots.slotOf(serviceId, (created) -> this.control.execute(() -> create(created)));
+	}
+
+	/**
+	 * Returns how many keys the registry's map holds, spellings included: for tests.
+	 */
+	int keys() {
+		return this.slots.keys();
+	}
+
 	/**
 	 * Returns every service's runtime, sorted by id.
 	 * @return the runtimes built so far
 	 */
 	public List<ServiceRuntime> all() {
 		Map<String, ServiceRuntime> sorted = new TreeMap<>();
-		for (Slot slot : distinctSlots()) {
+		for (ServiceSlots.Slot slot : this.slots.distinct()) {
 			ServiceRuntime runtime = slot.runtime;
 			if (runtime != null) {
 				sorted.put(runtime.id(), runtime);
@@ -282,24 +267,12 @@ public final class ServiceRuntimes {
 	 * @return the drained endpoints' {@code host:port}, by service id, sorted
 	 */
 	public Map<String, List<String>> drained() {
-		Map<String, List<String>> drained = new TreeMap<>();
-		snapshots().forEach((id, snapshot) -> {
-			for (int i = 0; i < snapshot.size(); i++) {
-				if (snapshot.isDraining(i)) {
-					drained.computeIfAbsent(id, (key) -> new ArrayList<>()).add(snapshot.endpoint(i).address());
-				}
-			}
-		});
-		return drained;
+		return Drains.drained(snapshots());
 	}
 
 	/**
 	 * Starts or stops draining an endpoint: it takes no new picks, its requests in flight
-	 * finish, and it stays drained while discovery keeps it. Takes effect before this
-	 * returns. Blocks for the control thread, and right after start-up for the service's
-	 * first instance list: not for event loops. A drain that would leave more than the
-	 * service's {@code health.max-drain-percent} of its endpoints draining is refused
-	 * unless forced.
+	 * finish, and it stays drained while discovery keeps it ({@link Drains#drain}).
 	 * @param serviceId the id in any spelling
 	 * @param address the endpoint's {@code host:port}
 	 * @param drain whether to drain
@@ -307,75 +280,9 @@ public final class ServiceRuntimes {
 	 * @return what was done
 	 */
 	public Drain drain(String serviceId, String address, boolean drain, boolean force) {
-		Slot slot = slot(serviceId);
-		if (slot == null) {
-			return Drain.NOT_AN_ENDPOINT;
-		}
-		try {
-			// Right after start-up, discovery's first answer may not be in yet: the
-			// endpoint to drain is not known before it.
-			slot.ready.get(DiscoveryPoller.FIRST_POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-			return this.control.call(DRAIN_TIMEOUT, () -> {
-				ServiceRuntime runtime = slot.runtime;
-				if (runtime == null) {
-					return Drain.NOT_AN_ENDPOINT;
-				}
-				Snapshot<Member> previous = runtime.snapshot();
-				if (drain && !force
-						&& !runtime.settings().health().allowsDrain(draining(previous, address), previous.size())) {
-					return Drain.OVER_MAX_DRAIN_PERCENT;
-				}
-				Snapshot<Member> next = runtime.balancer().drain(address, drain);
-				if (next != null && next != previous) {
-					publish(runtime, previous, next);
-				}
-				return (next != null) ? Drain.DONE : Drain.NOT_AN_ENDPOINT;
-			});
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("interrupted while draining " + address, ex);
-		}
-		catch (ExecutionException | TimeoutException | IllegalStateException ex) {
-			throw new IllegalStateException("could not drain " + address + " of " + serviceId, ex);
-		}
-	}
-
-	/**
-	 * Returns how many endpoints of a snapshot drain, not counting {@code address}: a
-	 * drain of an endpoint already draining is no new drain.
-	 */
-	private static int draining(Snapshot<Member> snapshot, String address) {
-		int draining = 0;
-		for (int i = 0; i < snapshot.size(); i++) {
-			if (snapshot.isDraining(i) && !snapshot.endpoint(i).address().equals(address)) {
-				draining++;
-			}
-		}
-		return draining;
-	}
-
-	/**
-	 * What a drain did.
-	 */
-	public enum Drain {
-
-		/**
-		 * The endpoint drains, or no longer does.
-		 */
-		DONE,
-
-		/**
-		 * The service has no such endpoint (or no such service is tracked).
-		 */
-		NOT_AN_ENDPOINT,
-
-		/**
-		 * Refused: more than {@code health.max-drain-percent} of the service's endpoints
-		 * would drain.
-		 */
-		OVER_MAX_DRAIN_PERCENT
-
+		ServiceSlots.Slot slot = this.slots.find(serviceId);
+		return (slot != null) ? Drains.drain(slot, this.control, this::publish, address, drain, force)
+				: Drain.NOT_AN_ENDPOINT;
 	}
 
 	/**
@@ -416,7 +323,7 @@ public final class ServiceRuntimes {
 	 */
 	public void stop() {
 		this.stopped = true;
-		for (Slot slot : distinctSlots()) {
+		for (ServiceSlots.Slot slot : this.slots.distinct()) {
 			ServiceRuntime runtime = slot.runtime;
 			Upstream upstream = (runtime != null) ? runtime.upstreamOrNull() : null;
 			if (upstream != null) {
@@ -425,61 +332,13 @@ public final class ServiceRuntimes {
 		}
 	}
 
-	private Slot slotOf(String serviceId) {
-		Slot found = slot(serviceId);
-		if (found != null) {
-			return found;
-		}
-		String id = serviceId.toLowerCase(Locale.ROOT);
-		boolean[] created = new boolean[1];
-		Slot slot = this.slots.computeIfAbsent(id, (key) -> {
-			created[0] = true;
-			return new Slot(key);
-		});
-		if (created[0]) {
-			this.control.execute(() -> create(slot));
-		}
-		return slot;
-	}
-
-	private @Nullable Slot slot(String serviceId) {
-		Slot slot = this.slots.get(serviceId);
-		if (slot == null) {
-			String id = serviceId.toLowerCase(Locale.ROOT);
-			if (!id.equals(serviceId)) {
-				slot = this.slots.get(id);
-				if (slot != null && slot.spellings.incrementAndGet() <= Slot.MAX_SPELLINGS) {
-					// A spelling remembered saves the lower-casing of the next look-up
-					// (Eureka's ids are upper-case). A request can name a service in
-					// any mixture of cases, so only the first few are kept: the map
-					// stays bounded.
-					this.slots.putIfAbsent(serviceId, slot);
-				}
-			}
-		}
-		return slot;
-	}
-
-	/**
-	 * Returns how many keys the registry's map holds, spellings included: for tests.
-	 */
-	int keys() {
-		return this.slots.size();
-	}
-
-	private Collection<Slot> distinctSlots() {
-		Map<Slot, Boolean> distinct = new IdentityHashMap<>();
-		this.slots.values().forEach((slot) -> distinct.put(slot, true));
-		return distinct.keySet();
-	}
-
 	// Everything below runs on the control thread.
 
 	private void settingsApplied(GatewayLbSettings applied) {
 		if (this.stopped) {
 			return;
 		}
-		for (Slot slot : distinctSlots()) {
+		for (ServiceSlots.Slot slot : this.slots.distinct()) {
 			ServiceRuntime current = slot.runtime;
 			if (current == null) {
 				continue;
@@ -509,7 +368,7 @@ public final class ServiceRuntimes {
 		}
 	}
 
-	private void create(Slot slot) {
+	private void create(ServiceSlots.Slot slot) {
 		if (this.stopped) {
 			return;
 		}
@@ -601,7 +460,7 @@ public final class ServiceRuntimes {
 	 */
 	private void forgetUnknown() {
 		long now = this.control.nanoTime();
-		for (Slot slot : distinctSlots()) {
+		for (ServiceSlots.Slot slot : this.slots.distinct()) {
 			if (this.known.contains(slot.id)) {
 				slot.unknownSince = null;
 			}
@@ -614,8 +473,8 @@ public final class ServiceRuntimes {
 		}
 	}
 
-	private void forget(Slot slot) {
-		this.slots.values().removeIf((tracked) -> tracked == slot);
+	private void forget(ServiceSlots.Slot slot) {
+		this.slots.remove(slot);
 		if (slot.watch != null) {
 			this.discovery.unwatch(slot.watch);
 		}
@@ -636,39 +495,6 @@ public final class ServiceRuntimes {
 
 	private void publish(ServiceRuntime runtime, Snapshot<Member> previous, Snapshot<Member> next) {
 		this.listeners.forEach((listener) -> listener.snapshotChanged(runtime, previous, next));
-	}
-
-	/**
-	 * One tracked service. {@link #runtime} is written on the control thread and read by
-	 * requests; {@link #watch} is confined to the control thread.
-	 */
-	private static final class Slot {
-
-		/**
-		 * The most spellings of an id besides the lower-case one remembered as keys.
-		 */
-		static final int MAX_SPELLINGS = 8;
-
-		final String id;
-
-		final AtomicInteger spellings = new AtomicInteger();
-
-		final CompletableFuture<ServiceRuntime> ready = new CompletableFuture<>();
-
-		volatile @Nullable ServiceRuntime runtime;
-
-		DiscoveryPoller.@Nullable Watch watch;
-
-		/**
-		 * Since when no route, configuration, split or discovery names the service, or
-		 * {@code null}. Control thread.
-		 */
-		@Nullable Long unknownSince;
-
-		Slot(String id) {
-			this.id = id;
-		}
-
 	}
 
 }

@@ -16,7 +16,7 @@ import dev.gatewaylb.config.RolloutProperties;
 import dev.gatewaylb.config.TimeoutProperties;
 import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.internal.request.HashKey;
-import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 
 import org.springframework.util.unit.DataSize;
 
@@ -58,8 +58,8 @@ final class BuiltInDefaults {
 	 * Every key of a split's {@code rollout} block but {@code target}, which has none.
 	 */
 	static final RolloutProperties ROLLOUT = new RolloutProperties(null, List.of(5, 25, 50, 100), Duration.ofMinutes(5),
-			100L, 0.01, 1.5, null, List.of(), Rollout.Plan.DEFAULT_MAX_OUTCOMES_PER_CLIENT,
-			Rollout.Plan.DEFAULT_MIN_CLIENTS, false, Rollout.Plan.DEFAULT_MAX_MISMATCH_RATE);
+			100L, 0.01, 1.5, null, List.of(), RolloutPlan.DEFAULT_MAX_OUTCOMES_PER_CLIENT,
+			RolloutPlan.DEFAULT_MIN_CLIENTS, false, RolloutPlan.DEFAULT_MAX_MISMATCH_RATE);
 
 	private BuiltInDefaults() {
 	}

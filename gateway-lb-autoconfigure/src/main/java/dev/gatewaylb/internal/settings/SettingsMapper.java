@@ -34,7 +34,7 @@ import dev.gatewaylb.config.TlsProperties;
 import dev.gatewaylb.internal.health.FailureStatuses;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.request.HashKey;
-import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.internal.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -218,7 +218,7 @@ final class SettingsMapper {
 		StickyProperties sticky = split.sticky();
 		CookieSettings cookie = (sticky != null) ? new CookieSettings(sticky.cookie(), sticky.maxAge(), sticky.path(),
 				sticky.secure(), sticky.httpOnly(), CookieSettings.sameSite(sticky.sameSite())) : null;
-		Rollout.Plan rollout = rollout(key + ".rollout", split, compiled);
+		RolloutPlan rollout = rollout(key + ".rollout", split, compiled);
 		return new SplitSettings(compiled, cookie, split.overrideHeader(), split.overrideTrustedClients(), rollout);
 	}
 
@@ -226,7 +226,7 @@ final class SettingsMapper {
 	 * Maps a split's rollout, each key not set taken from the built-in defaults, or
 	 * rejects it naming the key and its value.
 	 */
-	private static Rollout.@Nullable Plan rollout(String key, SplitProperties split, Split compiled) {
+	private static @Nullable RolloutPlan rollout(String key, SplitProperties split, Split compiled) {
 		RolloutProperties rollout = split.rollout();
 		if (rollout == null) {
 			return null;
@@ -244,9 +244,9 @@ final class SettingsMapper {
 					"expected: a target whose split has other targets with weights above 0, to share the rest");
 		}
 		String id = rollout.id();
-		if (id != null && !Rollout.Plan.isValidId(id)) {
+		if (id != null && !RolloutPlan.isValidId(id)) {
 			throw new InvalidConfigurationPropertyValueException(key + ".id", id,
-					"expected: 1 to " + Rollout.Plan.MAX_ID_LENGTH + " letters, digits, '.', '_' or '-'");
+					"expected: 1 to " + RolloutPlan.MAX_ID_LENGTH + " letters, digits, '.', '_' or '-'");
 		}
 		// The plan's exception does not say which key it rejects. So each key set is
 		// first tried alone over the built-in defaults, which are valid: a plan that
@@ -277,8 +277,8 @@ final class SettingsMapper {
 	 * Builds the plan of a rollout from the keys it sets that {@code taken} accepts, and
 	 * the built-in defaults for the others.
 	 */
-	private static Rollout.Plan plan(String target, RolloutProperties rollout, Predicate<RolloutKey<?>> taken) {
-		return new Rollout.Plan(normalize(target),
+	private static RolloutPlan plan(String target, RolloutProperties rollout, Predicate<RolloutKey<?>> taken) {
+		return new RolloutPlan(normalize(target),
 				RolloutKey.STEPS.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
 				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),

@@ -7,7 +7,7 @@ import java.util.Objects;
 
 import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.request.Cidr;
-import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.internal.split.Split;
 import org.jspecify.annotations.Nullable;
 
@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * without a rollout; derived, so that a request does not search for it
  */
 public record SplitSettings(Split split, @Nullable CookieSettings sticky, @Nullable String overrideHeader,
-		List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout, List<Split> rolloutLayouts,
+		List<Cidr> overrideTrustedClients, @Nullable RolloutPlan rollout, List<Split> rolloutLayouts,
 		int rolloutTarget) {
 
 	public SplitSettings {
@@ -47,7 +47,7 @@ public record SplitSettings(Split split, @Nullable CookieSettings sticky, @Nulla
 	 * split, or the other targets' weights sum to 0
 	 */
 	public SplitSettings(Split split, @Nullable CookieSettings sticky, @Nullable String overrideHeader,
-			List<Cidr> overrideTrustedClients, Rollout.@Nullable Plan rollout) {
+			List<Cidr> overrideTrustedClients, @Nullable RolloutPlan rollout) {
 		this(split, sticky, overrideHeader, overrideTrustedClients, rollout, layouts(split, rollout),
 				(rollout != null) ? split.indexOf(rollout.target()) : -1);
 	}
@@ -55,7 +55,7 @@ public record SplitSettings(Split split, @Nullable CookieSettings sticky, @Nulla
 	/**
 	 * Returns the layout the request path uses at a rollout's position.
 	 * @param index a step's index, or the number of steps for rolled back, of a rollout
-	 * of this plan (see {@code SplitRollouts#track(String, Rollout.Plan)}); 0 without one
+	 * of this plan (see {@code SplitRollouts#track(String, RolloutPlan)}); 0 without one
 	 * @return the layout; the split itself when there is no rollout
 	 */
 	public Split layout(int index) {
@@ -63,7 +63,7 @@ public record SplitSettings(Split split, @Nullable CookieSettings sticky, @Nulla
 		return layouts.isEmpty() ? this.split : layouts.get(index);
 	}
 
-	private static List<Split> layouts(Split split, Rollout.@Nullable Plan rollout) {
+	private static List<Split> layouts(Split split, @Nullable RolloutPlan rollout) {
 		if (rollout == null) {
 			return List.of();
 		}

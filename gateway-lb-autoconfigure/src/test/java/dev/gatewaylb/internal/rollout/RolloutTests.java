@@ -3,7 +3,7 @@ package dev.gatewaylb.internal.rollout;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.gatewaylb.internal.rollout.Rollout.Plan;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.internal.rollout.Rollout.State;
 import dev.gatewaylb.internal.rollout.Rollout.Status;
 import dev.gatewaylb.internal.rollout.Rollout.Window;
@@ -21,7 +21,8 @@ class RolloutTests {
 
 	private static final long MS = 1_000_000L;
 
-	private static final Plan PLAN = new Plan("shop-canary", new int[] { 5, 25, 50, 100 }, 300 * S, 100, 0.01, 1.5);
+	private static final RolloutPlan PLAN = new RolloutPlan("shop-canary", new int[] { 5, 25, 50, 100 }, 300 * S, 100,
+			0.01, 1.5);
 
 	private static final Window HEALTHY_OTHERS = new Window(10_000, 20, 40 * MS, 30);
 
@@ -69,7 +70,8 @@ class RolloutTests {
 
 	@Test
 	void staysOnItsStepWhileItsRequestsComeFromTooFewClientsAndSaysHowManyItSaw() {
-		Plan plan = new Plan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null, 10, 20);
+		RolloutPlan plan = new RolloutPlan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null,
+				10, 20);
 		Status status = Rollout.start(plan, 0);
 		Window fewClients = new Window(190, 0, 40 * MS, 19);
 		Judgement held = Rollout.judge(plan, status, fewClients, HEALTHY_OTHERS, 300 * S);
@@ -84,7 +86,8 @@ class RolloutTests {
 
 	@Test
 	void otherTargetsFromTooFewClientsAreNoBaseline() {
-		Plan plan = new Plan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null, 10, 20);
+		RolloutPlan plan = new RolloutPlan("shop-canary", new int[] { 50, 100 }, 300 * S, 100, 0.01, 1.5, null, null,
+				10, 20);
 		Window canary = new Window(1000, 20, 40 * MS, 100);
 		// Against a baseline of 2% errors from 20 clients the canary's 2% passes; the
 		// same answers from 19 clients are no baseline, and the canary is held against
@@ -219,14 +222,14 @@ class RolloutTests {
 		long chosenMin = minRequests;
 		double chosenIncrease = increase;
 		double chosenRatio = ratio;
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new Plan("canary", chosenSteps, chosenInterval, chosenMin, chosenIncrease, chosenRatio))
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> new RolloutPlan("canary", chosenSteps, chosenInterval, chosenMin, chosenIncrease, chosenRatio))
 			.withMessage(message);
 	}
 
 	@Test
 	void aShadowStageMovesToTheFirstStepOnceEnoughMirroredAnswersMatch() {
-		Rollout.Plan plan = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
+		RolloutPlan plan = new RolloutPlan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
 				0, 0, true, 0.02);
 		Rollout.Status status = Rollout.start(plan, 0);
 		assertThat(status).isEqualTo(new Rollout.Status(Rollout.State.SHADOWING, 0, 0, 0, null));
@@ -247,9 +250,9 @@ class RolloutTests {
 
 	@Test
 	void aBlockWithoutAShadowStageKeepsItsIdAndFingerprint() {
-		Rollout.Plan before = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null,
-				null, 10, 20);
-		Rollout.Plan shadowed = new Rollout.Plan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null,
+		RolloutPlan before = new RolloutPlan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
+				10, 20);
+		RolloutPlan shadowed = new RolloutPlan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null,
 				null, 10, 20, true, 0.01);
 		assertThat(before.shadow()).isFalse();
 		assertThat(before.fingerprint()).doesNotContain("shadow");

@@ -145,8 +145,8 @@ class RolloutWindowTests {
 		return window.window();
 	}
 
-	private static Rollout.Plan plan(int maxOutcomesPerClient, int minClients) {
-		return new Rollout.Plan("canary", new int[] { 50, 100 }, 10 * S, 10, 0.05, 2, null, null, maxOutcomesPerClient,
+	private static RolloutPlan plan(int maxOutcomesPerClient, int minClients) {
+		return new RolloutPlan("canary", new int[] { 50, 100 }, 10 * S, 10, 0.05, 2, null, null, maxOutcomesPerClient,
 				minClients);
 	}
 

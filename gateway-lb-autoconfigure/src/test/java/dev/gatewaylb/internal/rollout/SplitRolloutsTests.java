@@ -155,7 +155,7 @@ class SplitRolloutsTests {
 		this.rollouts.act("shop", RolloutAction.PROMOTE);
 		assertThat(started.layout()).isEqualTo(1);
 
-		Rollout.Plan keptPlan = plan(50, 100);
+		RolloutPlan keptPlan = plan(50, 100);
 		assertThat(started.isOf(keptPlan)).as("an equal plan, before the thread applied it").isTrue();
 		assertThat(this.rollouts.track("shop", keptPlan)).isSameAs(started);
 		this.rollouts.plans(Map.of("shop", keptPlan));
@@ -164,7 +164,7 @@ class SplitRolloutsTests {
 		assertThat(started.plan()).isSameAs(keptPlan);
 		assertThat(started.status().state()).isEqualTo(Rollout.State.PROMOTED);
 
-		Rollout.Plan newPlan = plan(10, 50, 100);
+		RolloutPlan newPlan = plan(10, 50, 100);
 		assertThat(started.isOf(newPlan)).as("another plan is not this rollout").isFalse();
 		assertThat(this.rollouts.track("shop", newPlan))
 			.as("the new settings' requests take their first step until the thread restarts the rollout")
@@ -193,7 +193,7 @@ class SplitRolloutsTests {
 
 	@Test
 	void followsOtherReplicasAboutTheSamePlanOnlyAndTellsNobody() {
-		Rollout.Plan plan = plan(50, 100);
+		RolloutPlan plan = plan(50, 100);
 		RolloutTrack track = start(plan);
 		this.rollouts.follow("shop", "another block", RolloutAction.ROLL_BACK, "error rate", "replica-2", false);
 		this.control.runDue();
@@ -208,7 +208,7 @@ class SplitRolloutsTests {
 
 	@Test
 	void aJudgementsRollBackFromAnotherReplicaNeverUndoesAPromotionAndAnOperatorsDoes() {
-		Rollout.Plan plan = plan(50, 100);
+		RolloutPlan plan = plan(50, 100);
 		RolloutTrack track = start(plan);
 		this.rollouts.act("shop", RolloutAction.PROMOTE);
 		assertThat(track.status().state()).isEqualTo(Rollout.State.PROMOTED);
@@ -224,8 +224,8 @@ class SplitRolloutsTests {
 
 	@Test
 	void aRolloutIdIsAnEpochOfItsOwn() {
-		Rollout.Plan first = plan(50, 100);
-		Rollout.Plan again = new Rollout.Plan("shop-canary", new int[] { 50, 100 }, INTERVAL.toNanos(), 10, 0.1, 2,
+		RolloutPlan first = plan(50, 100);
+		RolloutPlan again = new RolloutPlan("shop-canary", new int[] { 50, 100 }, INTERVAL.toNanos(), 10, 0.1, 2,
 				"shop-2", null, 0, 0);
 		assertThat(first.id()).as("derived: the same for the same keys").isEqualTo(plan(50, 100).id()).hasSize(16);
 		assertThat(plan(50, 90).id()).isNotEqualTo(first.id());
@@ -241,15 +241,14 @@ class SplitRolloutsTests {
 	@Test
 	void withAFleetARolloutStartsPausedOnItsFirstStepAndTakesTheFirstPeersState() {
 		this.fleet = true;
-		Rollout.Plan plan = plan(10, 50, 100);
+		RolloutPlan plan = plan(10, 50, 100);
 		RolloutTrack track = start(plan);
 		assertThat(track.awaitsPeers()).isTrue();
 		assertThat(track.status().state()).isEqualTo(Rollout.State.PAUSED);
 		assertThat(track.window(true)).as("nothing judged while waiting").isNull();
 		assertThat(this.rollouts.peerStates()).as("a waiting replica has nothing to tell").isEmpty();
 
-		this.rollouts.peersAnswered(
-				List.of(new SplitRollouts.PeerState("SHOP", plan.fingerprint(), Rollout.State.PROMOTED, 2, null)),
+		this.rollouts.peersAnswered(List.of(new PeerState("SHOP", plan.fingerprint(), Rollout.State.PROMOTED, 2, null)),
 				"replica-1");
 		this.control.runDue();
 		assertThat(track.awaitsPeers()).isFalse();
@@ -259,11 +258,10 @@ class SplitRolloutsTests {
 		assertThat(track.verdicts()).last()
 			.satisfies((verdict) -> assertThat(verdict.reason()).isEqualTo("as replica-1 has it"));
 		assertThat(this.rollouts.peerStates())
-			.containsExactly(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROMOTED, 2, null));
+			.containsExactly(new PeerState("shop", plan.fingerprint(), Rollout.State.PROMOTED, 2, null));
 
 		this.rollouts.peersAnswered(
-				List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 0, null)),
-				"replica-3");
+				List.of(new PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 0, null)), "replica-3");
 		this.control.runDue();
 		assertThat(track.status().state()).as("only the first answer is taken").isEqualTo(Rollout.State.PROMOTED);
 	}
@@ -271,11 +269,10 @@ class SplitRolloutsTests {
 	@Test
 	void aWaitingRolloutTakesAPeersStepWithAFreshIntervalOrItsRollBack() {
 		this.fleet = true;
-		Rollout.Plan plan = plan(10, 50, 100);
+		RolloutPlan plan = plan(10, 50, 100);
 		RolloutTrack track = start(plan);
 		this.rollouts.peersAnswered(
-				List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 1, null)),
-				"replica-1");
+				List.of(new PeerState("shop", plan.fingerprint(), Rollout.State.PROGRESSING, 1, null)), "replica-1");
 		this.control.runDue();
 		assertThat(track.status().state()).isEqualTo(Rollout.State.PROGRESSING);
 		assertThat(track.status().percent()).isEqualTo(50);
@@ -289,8 +286,9 @@ class SplitRolloutsTests {
 		SplitRollouts restarted = new SplitRollouts(this.control, () -> 42L, SplitRolloutsTests::askingFleet);
 		restarted.plans(Map.of("shop", plan));
 		this.control.runDue();
-		restarted.peersAnswered(List.of(new SplitRollouts.PeerState("shop", plan.fingerprint(),
-				Rollout.State.ROLLED_BACK, 1, "rolled back by an operator")), "replica-1");
+		restarted.peersAnswered(List
+			.of(new PeerState("shop", plan.fingerprint(), Rollout.State.ROLLED_BACK, 1, "rolled back by an operator")),
+				"replica-1");
 		this.control.runDue();
 		RolloutTrack rolledBack = restarted.track("shop");
 		assertThat(rolledBack.status().state()).isEqualTo(Rollout.State.ROLLED_BACK);
@@ -303,8 +301,8 @@ class SplitRolloutsTests {
 	void aWaitingRolloutStartsOnItsFirstStepWhenNoPeerAnswersInAnIntervalOrThePeerHasNoSuchRollout() {
 		this.fleet = true;
 		this.rollouts.start();
-		Rollout.Plan plan = plan(10, 50, 100);
-		Rollout.Plan other = new Rollout.Plan("shop-canary", new int[] { 10, 100 }, INTERVAL.toNanos(), 10, 0.1, 2);
+		RolloutPlan plan = plan(10, 50, 100);
+		RolloutPlan other = new RolloutPlan("shop-canary", new int[] { 10, 100 }, INTERVAL.toNanos(), 10, 0.1, 2);
 		this.rollouts.plans(Map.of("shop", plan, "web", other));
 		this.control.runDue();
 		this.rollouts.peersAnswered(List.of(), "replica-1");
@@ -358,7 +356,7 @@ class SplitRolloutsTests {
 		};
 	}
 
-	private RolloutTrack start(Rollout.Plan plan) {
+	private RolloutTrack start(RolloutPlan plan) {
 		this.rollouts.start();
 		this.rollouts.plans(Map.of("shop", plan));
 		this.control.runDue();
@@ -371,8 +369,8 @@ class SplitRolloutsTests {
 	 * A plan of 10 canary requests per interval at least, a 10% error increase at most,
 	 * twice the others' p99 at most.
 	 */
-	private static Rollout.Plan plan(int... steps) {
-		return new Rollout.Plan("shop-canary", steps, INTERVAL.toNanos(), 10, 0.1, 2);
+	private static RolloutPlan plan(int... steps) {
+		return new RolloutPlan("shop-canary", steps, INTERVAL.toNanos(), 10, 0.1, 2);
 	}
 
 	/**

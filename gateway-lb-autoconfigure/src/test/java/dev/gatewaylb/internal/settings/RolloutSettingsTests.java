@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 import dev.gatewaylb.config.GatewayLbProperties;
-import dev.gatewaylb.internal.rollout.Rollout;
+import dev.gatewaylb.internal.rollout.RolloutPlan;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -28,7 +28,7 @@ class RolloutSettingsTests {
 	@Test
 	void fillsInTheDefaultsOfTheKeysNotSet() {
 		SplitSettings split = map(Map.of(SPLIT + "rollout.target", "Shop-Canary"));
-		assertThat(split.rollout()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
+		assertThat(split.rollout()).isEqualTo(new RolloutPlan("shop-canary", new int[] { 5, 25, 50, 100 },
 				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5, null, null, 10, 20));
 	}
 
@@ -38,7 +38,7 @@ class RolloutSettingsTests {
 				SPLIT + "rollout.interval", "5s", SPLIT + "rollout.min-requests", "20",
 				SPLIT + "rollout.max-error-rate-increase", "0.05", SPLIT + "rollout.max-latency-ratio", "2",
 				SPLIT + "rollout.max-outcomes-per-client", "0", SPLIT + "rollout.min-clients", "3"));
-		assertThat(split.rollout()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 10, 100 },
+		assertThat(split.rollout()).isEqualTo(new RolloutPlan("shop-canary", new int[] { 10, 100 },
 				Duration.ofSeconds(5).toNanos(), 20, 0.05, 2.0, null, null, 0, 3));
 		assertThat(split.rollout().fingerprint()).as("keys set away from their defaults").endsWith(" clients 0/3");
 	}
@@ -49,7 +49,7 @@ class RolloutSettingsTests {
 				Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.id", "shop-2026.12"));
 		SplitSettings derived = map(Map.of(SPLIT + "rollout.target", "shop-canary"));
 		assertThat(given.rollout().id()).isEqualTo("shop-2026.12");
-		assertThat(derived.rollout().id()).isEqualTo(new Rollout.Plan("shop-canary", new int[] { 5, 25, 50, 100 },
+		assertThat(derived.rollout().id()).isEqualTo(new RolloutPlan("shop-canary", new int[] { 5, 25, 50, 100 },
 				Duration.ofMinutes(5).toNanos(), 100, 0.01, 1.5, null, null, 10, 20)
 			.id());
 		// The id and the fingerprint a block without the client keys had before they
@@ -62,11 +62,11 @@ class RolloutSettingsTests {
 
 	@Test
 	void errorStatusesDefaultToEvery5xxAndMayNameA4xx() {
-		Rollout.Plan every5xx = map(Map.of(SPLIT + "rollout.target", "shop-canary")).rollout();
+		RolloutPlan every5xx = map(Map.of(SPLIT + "rollout.target", "shop-canary")).rollout();
 		assertThat(every5xx.isError(500)).isTrue();
 		assertThat(every5xx.isError(503)).isTrue();
 		assertThat(every5xx.isError(401)).isFalse();
-		Rollout.Plan listed = map(
+		RolloutPlan listed = map(
 				Map.of(SPLIT + "rollout.target", "shop-canary", SPLIT + "rollout.error-statuses", "503,401,401"))
 			.rollout();
 		assertThat(listed.errorStatuses()).containsExactly(401, 503);
