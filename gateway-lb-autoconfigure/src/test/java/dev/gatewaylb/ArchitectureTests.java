@@ -233,6 +233,40 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void theRequestPathReadsTimeOnlyFromTheRequestClock() {
+		// One source of time and timers per runtime (RequestClock, the control thread's
+		// time): a deadline and the samples it is compared with agree, and tests drive
+		// both by hand. The control package is that source.
+		String[] requestPath = java.util.stream.Stream
+			.concat(List
+				.of("exchange", "upstream", "runtime", "discovery", "balance", "request", "split", "health", "retry",
+						"feature", "config", "settings")
+				.stream(), FEATURES.stream())
+			.map((name) -> INTERNAL + name + "..")
+			.toArray(String[]::new);
+		noClasses().that()
+			.resideInAnyPackage(requestPath)
+			.or()
+			.resideInAPackage("dev.gatewaylb.gateway..")
+			.should()
+			.callMethod(System.class, "nanoTime")
+			.orShould()
+			.callMethod(System.class, "currentTimeMillis")
+			.orShould()
+			.callMethod(java.time.Instant.class, "now")
+			.orShould()
+			.callMethod(reactor.core.publisher.Mono.class, "delay", java.time.Duration.class)
+			.orShould()
+			.callMethod(reactor.core.publisher.Mono.class, "delay", java.time.Duration.class,
+					reactor.core.scheduler.Scheduler.class)
+			.orShould()
+			.callMethod(reactor.core.publisher.Flux.class, "interval", java.time.Duration.class)
+			.orShould()
+			.callMethod(reactor.core.scheduler.Schedulers.class, "parallel")
+			.check(CLASSES);
+	}
+
+	@Test
 	void theRequestParsersNeverAskAResolver() {
 		// They parse what a client sends (X-Forwarded-For, Cookie) on an event loop: a
 		// DNS query there would block it, once per request, for a name the client chose.

@@ -1,20 +1,17 @@
 package dev.gatewaylb.internal.exchange;
 
 import java.time.Duration;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
-import java.util.function.LongSupplier;
 
 import dev.gatewaylb.internal.upstream.RequestBodyIdleException;
+import dev.gatewaylb.internal.control.RequestClock;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Operators;
-import reactor.core.scheduler.Scheduler;
 import reactor.util.context.Context;
 
 import org.springframework.core.io.buffer.DataBuffer;
@@ -29,9 +26,9 @@ import org.springframework.core.io.buffer.DataBufferUtils;
  * not count.
  * <p>
  * Cheaper than {@code Flux.timeout(Duration)}, which schedules and cancels one timer per
- * chunk: this one keeps a single timer per request on a shared scheduler, and a chunk
- * only stamps the clock. When the timer fires it looks at the stamp and, if the client
- * sent something meanwhile, sleeps again for what is left of the limit (Netty's
+ * chunk: this one keeps a single timer per request on the request clock, and a chunk only
+ * stamps the clock. When the timer fires it looks at the stamp and, if the client sent
+ * something meanwhile, sleeps again for what is left of the limit (Netty's
  * {@code ReadTimeoutHandler} works the same way). A body that keeps arriving costs one
  * timer per {@code idle} period, however many chunks it has.
  * <p>
@@ -48,10 +45,10 @@ import org.springframework.core.io.buffer.DataBufferUtils;
  * connection.
  * <p>
  * Chunks arrive on the client connection's event loop; demand comes from the upstream
- * connection's; the timer runs on the scheduler. They meet without a lock: one state word
- * changed by compare-and-set lets the timer end the body only while no chunk is being
- * passed on, so the reader never sees a chunk and the error at once, and never a chunk
- * after the error.
+ * connection's; the timer runs on the request clock's timer. They meet without a lock:
+ * one state word changed by compare-and-set lets the timer end the body only while no
+ * chunk is being passed on, so the reader never sees a chunk and the error at once, and
+ * never a chunk after the error.
  */
 final class IdleLimitedBody extends Flux<DataBuffer> {
 
@@ -59,9 +56,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 
 	private final long idleNanos;
 
-	private final Scheduler scheduler;
-
-	private final LongSupplier clock;
+	private final RequestClock clock;
 
 	private final Runnable onIdle;
 
@@ -78,17 +73,15 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 	 * @param idleNanos the idle limit, above 0, and the grace before the rate counts
 	 * @param minRate the slowest average rate after the grace, in bytes per second; 0 for
 	 * none
-	 * @param scheduler where the timer runs: shared, never a thread per request
-	 * @param clock nanoseconds, monotonic
-	 * @param onIdle called once, on the scheduler, when a limit passes, before the reader
-	 * gets the error
+	 * @param clock the request clock: its time, and where the timer runs (shared, never a
+	 * thread per request)
+	 * @param onIdle called once, on the clock's timer, when a limit passes, before the
+	 * reader gets the error
 	 */
-	IdleLimitedBody(Flux<DataBuffer> source, long idleNanos, long minRate, Scheduler scheduler, LongSupplier clock,
-			Runnable onIdle) {
+	IdleLimitedBody(Flux<DataBuffer> source, long idleNanos, long minRate, RequestClock clock, Runnable onIdle) {
 		this.source = source;
 		this.idleNanos = idleNanos;
 		this.minRate = minRate;
-		this.scheduler = scheduler;
 		this.clock = clock;
 		this.onIdle = onIdle;
 	}
@@ -140,7 +133,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 		 */
 		private volatile long lastNanos;
 
-		private volatile @Nullable Disposable timer;
+		private volatile RequestClock.@Nullable Timer timer;
 
 		/**
 		 * The bytes passed on so far; written by {@link #onNext} alone (signals are
@@ -174,7 +167,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 		public void onSubscribe(Subscription s) {
 			if (Operators.validate(this.upstream, s)) {
 				this.upstream = s;
-				this.lastNanos = this.parent.clock.getAsLong();
+				this.lastNanos = this.parent.clock.nanoTime();
 				this.subscribedNanos = this.lastNanos;
 				this.lastRunNanos = this.lastNanos;
 				this.actual.onSubscribe(this);
@@ -192,7 +185,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			}
 			// was == EMITTING: the reader asked for more from inside onNext and the
 			// source answered at once, on this thread; the outer call resets the state.
-			this.lastNanos = this.parent.clock.getAsLong();
+			this.lastNanos = this.parent.clock.nanoTime();
 			this.bytes = this.bytes + chunk.readableByteCount();
 			Operators.produced(REQUESTED, this, 1);
 			this.actual.onNext(chunk);
@@ -225,7 +218,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			if (Operators.validate(n)) {
 				// Stamped before the demand is published: a timer that sees the demand
 				// sees this stamp too, and does not count the time without demand.
-				this.lastNanos = this.parent.clock.getAsLong();
+				this.lastNanos = this.parent.clock.nanoTime();
 				Operators.addCap(REQUESTED, this, n);
 				upstream().request(n);
 			}
@@ -252,7 +245,7 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			long idle = this.parent.idleNanos;
 			// Demand first, then the stamp: request() writes them the other way round.
 			boolean waiting = this.requested != 0;
-			long now = this.parent.clock.getAsLong();
+			long now = this.parent.clock.nanoTime();
 			long minRate = this.parent.minRate;
 			if (minRate > 0) {
 				if (!waiting) {
@@ -300,25 +293,18 @@ final class IdleLimitedBody extends Flux<DataBuffer> {
 			if (this.state == DONE) {
 				return;
 			}
-			Disposable next;
-			try {
-				next = this.parent.scheduler.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException ex) {
-				// The scheduler is shutting down with the application: no limit then.
-				return;
-			}
+			RequestClock.Timer next = this.parent.clock.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
 			this.timer = next;
 			if (this.state == DONE) {
 				// Ended while arming: a terminal signal may have missed this timer.
-				next.dispose();
+				next.cancel();
 			}
 		}
 
 		private void disarm() {
-			Disposable current = this.timer;
+			RequestClock.Timer current = this.timer;
 			if (current != null) {
-				current.dispose();
+				current.cancel();
 			}
 		}
 

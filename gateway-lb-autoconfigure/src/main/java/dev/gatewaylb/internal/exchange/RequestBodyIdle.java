@@ -3,7 +3,6 @@ package dev.gatewaylb.internal.exchange;
 import dev.gatewaylb.internal.settings.UpstreamSettings;
 import dev.gatewaylb.internal.upstream.Outcome;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;
 import reactor.netty.NettyInbound;
 
@@ -77,8 +76,7 @@ public final class RequestBodyIdle extends ServerHttpRequestDecorator {
 		if (this.idleNanos <= 0) {
 			return body;
 		}
-		return new IdleLimitedBody(body, this.idleNanos, this.minRate, Schedulers.parallel(),
-				this.attempt.runtime()::nanoTime, this::idle);
+		return new IdleLimitedBody(body, this.idleNanos, this.minRate, this.attempt.runtime().clock(), this::idle);
 	}
 
 	/**

@@ -1,11 +1,11 @@
 package dev.gatewaylb.internal.exchange;
 
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.BooleanSupplier;
 
+import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.feature.AnswerWatcher;
 import dev.gatewaylb.internal.upstream.Outcome;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
@@ -13,13 +13,10 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxOperator;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.NettyOutbound;
 import reactor.netty.channel.AbortedException;
 import reactor.util.context.Context;
@@ -61,13 +58,35 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 	 * Where write-idle timers run: shared, and asked only for a writer that ran out of
 	 * demand.
 	 */
-	private final Scheduler timers;
+	private final @Nullable RequestClock timers;
+
+	/**
+	 * The clock of a body no attempt answers, which has no write-idle limit: never read.
+	 */
+	private static final RequestClock NO_CLOCK = new RequestClock() {
+
+		@Override
+		public long nanoTime() {
+			throw new IllegalStateException("no attempt, no write-idle limit");
+		}
+
+		@Override
+		public long currentTimeMillis() {
+			throw new IllegalStateException("no attempt, no write-idle limit");
+		}
+
+		@Override
+		public Timer schedule(Runnable task, long delay, TimeUnit unit) {
+			throw new IllegalStateException("no attempt, no write-idle limit");
+		}
+
+	};
 
 	UpstreamBodyResponse(ServerHttpResponse delegate, ExchangeLease lease) {
-		this(delegate, lease, Schedulers.parallel());
+		this(delegate, lease, null);
 	}
 
-	UpstreamBodyResponse(ServerHttpResponse delegate, ExchangeLease lease, Scheduler timers) {
+	UpstreamBodyResponse(ServerHttpResponse delegate, ExchangeLease lease, @Nullable RequestClock timers) {
 		super(delegate);
 		this.lease = lease;
 		this.timers = timers;
@@ -219,22 +238,24 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private volatile boolean askedBefore;
 
-		private volatile @Nullable Disposable timer;
+		private volatile RequestClock.@Nullable Timer timer;
 
 		private volatile int done;
 
 		private final BooleanSupplier closeClient;
 
-		private final Scheduler timers;
+		private final RequestClock timers;
 
 		Watcher(CoreSubscriber<? super T> actual, ExchangeLease lease, long contentLength, BooleanSupplier closeClient,
-				Scheduler timers) {
+				@Nullable RequestClock timers) {
 			this.actual = actual;
 			this.lease = lease;
 			this.remaining = contentLength;
 			this.closeClient = closeClient;
-			this.timers = timers;
 			this.attempt = lease.current();
+			// The attempt's service's clock, unless a test hands one in.
+			this.timers = (timers != null) ? timers
+					: (this.attempt != null) ? this.attempt.runtime().clock() : NO_CLOCK;
 			this.watcher = lease.watcher();
 			this.writeIdleNanos = (this.attempt != null)
 					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
@@ -272,7 +293,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			}
 			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0 && this.prefetched) {
 				// The writer has all it asked for: from now on it waits for the client.
-				this.exhaustedNanos = this.attempt.runtime().nanoTime();
+				this.exhaustedNanos = this.timers.nanoTime();
 				arm(this.writeIdleNanos);
 			}
 			this.actual.onNext(item);
@@ -352,7 +373,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				return;
 			}
 			Attempt attempt = this.attempt;
-			long left = this.exhaustedNanos + this.writeIdleNanos - attempt.runtime().nanoTime();
+			long left = this.exhaustedNanos + this.writeIdleNanos - this.timers.nanoTime();
 			if (left > 0) {
 				schedule(left);
 				return;
@@ -396,13 +417,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		}
 
 		private void schedule(long delayNanos) {
-			try {
-				this.timer = this.timers.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException ex) {
-				// The scheduler is shutting down with the application: no limit then.
-				return;
-			}
+			this.timer = this.timers.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
 			if (this.done != OPEN) {
 				// Ended while arming: the end may have missed this timer.
 				disarm();
@@ -414,9 +429,9 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		 */
 		private void disarm() {
 			if (this.armed != 0) {
-				Disposable current = this.timer;
+				RequestClock.Timer current = this.timer;
 				if (current != null) {
-					current.dispose();
+					current.cancel();
 				}
 			}
 		}

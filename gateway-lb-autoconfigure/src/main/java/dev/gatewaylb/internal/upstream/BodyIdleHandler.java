@@ -1,6 +1,7 @@
 package dev.gatewaylb.internal.upstream;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -33,6 +34,11 @@ public final class BodyIdleHandler extends ChannelDuplexHandler {
 
 	private final long idleNanos;
 
+	/**
+	 * The request clock's time: the deadlines are on it.
+	 */
+	private final LongSupplier nanoClock;
+
 	private long lastReadNanos;
 
 	private boolean closed;
@@ -42,14 +48,16 @@ public final class BodyIdleHandler extends ChannelDuplexHandler {
 	/**
 	 * Creates the handler.
 	 * @param idleMillis the limit, above 0
+	 * @param nanoClock the request clock's time
 	 */
-	public BodyIdleHandler(long idleMillis) {
+	public BodyIdleHandler(long idleMillis, LongSupplier nanoClock) {
 		this.idleNanos = TimeUnit.MILLISECONDS.toNanos(idleMillis);
+		this.nanoClock = nanoClock;
 	}
 
 	@Override
 	public void handlerAdded(ChannelHandlerContext ctx) {
-		this.lastReadNanos = System.nanoTime();
+		this.lastReadNanos = this.nanoClock.getAsLong();
 		arm(ctx, this.idleNanos);
 	}
 
@@ -66,7 +74,7 @@ public final class BodyIdleHandler extends ChannelDuplexHandler {
 
 	@Override
 	public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
-		this.lastReadNanos = System.nanoTime();
+		this.lastReadNanos = this.nanoClock.getAsLong();
 		super.channelRead(ctx, msg);
 	}
 
@@ -75,7 +83,7 @@ public final class BodyIdleHandler extends ChannelDuplexHandler {
 		if (this.closed || !ctx.channel().isOpen()) {
 			return;
 		}
-		long now = System.nanoTime();
+		long now = this.nanoClock.getAsLong();
 		if (!ctx.channel().config().isAutoRead()) {
 			// Nobody is asking for the body: the client holds the gateway back.
 			this.lastReadNanos = now;

@@ -35,8 +35,7 @@ final class Dial {
 	 * Creates a dial.
 	 * @param endpoint the endpoint's {@code host:port}
 	 * @param candidates the addresses to try, in order
-	 * @param deadlineNanos when the dial must be done, on {@link System#nanoTime()}'s
-	 * clock
+	 * @param deadlineNanos when the dial must be done, on the request clock's clock
 	 * @param delayNanos the delay between the starts of two attempts, 0 for one after
 	 * another
 	 */

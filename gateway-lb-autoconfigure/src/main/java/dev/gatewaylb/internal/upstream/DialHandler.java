@@ -6,6 +6,7 @@ import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
@@ -57,9 +58,15 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 
 	private final EndpointAddresses record;
 
-	DialHandler(long connectTimeoutNanos, EndpointAddresses record) {
+	/**
+	 * The request clock's time: the deadlines are on it.
+	 */
+	private final LongSupplier nanoClock;
+
+	DialHandler(long connectTimeoutNanos, EndpointAddresses record, LongSupplier nanoClock) {
 		this.connectTimeoutNanos = connectTimeoutNanos;
 		this.record = record;
+		this.nanoClock = nanoClock;
 	}
 
 	@Override
@@ -69,7 +76,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 			// An IP literal (or a proxy's address): the dial starts now.
 			String endpoint = (remote instanceof InetSocketAddress inet)
 					? EndpointAddresses.key(inet.getHostString(), inet.getPort()) : null;
-			connect(ctx, remote, local, promise, System.nanoTime() + this.connectTimeoutNanos, endpoint);
+			connect(ctx, remote, local, promise, this.nanoClock.getAsLong() + this.connectTimeoutNanos, endpoint);
 			return;
 		}
 		Dial dial = address.dial();
@@ -96,7 +103,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 	 */
 	private void connect(ChannelHandlerContext ctx, SocketAddress remote, @Nullable SocketAddress local,
 			ChannelPromise promise, long deadlineNanos, @Nullable String endpoint) {
-		long left = deadlineNanos - System.nanoTime();
+		long left = deadlineNanos - this.nanoClock.getAsLong();
 		if (left <= 0) {
 			promise.tryFailure(timedOut(remote.toString()));
 			return;
@@ -118,7 +125,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 	private void opened(Channel channel, long deadlineNanos, @Nullable String endpoint) {
 		SslHandler tls = channel.pipeline().get(SslHandler.class);
 		if (tls != null) {
-			long left = Math.max(1, DialResolver.millis(deadlineNanos - System.nanoTime()));
+			long left = Math.max(1, DialResolver.millis(deadlineNanos - this.nanoClock.getAsLong()));
 			long configured = tls.getHandshakeTimeoutMillis();
 			if (configured <= 0 || left < configured) {
 				tls.setHandshakeTimeoutMillis(left);
@@ -176,7 +183,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 		}
 
 		void start() {
-			long left = this.dial.deadlineNanos() - System.nanoTime();
+			long left = this.dial.deadlineNanos() - DialHandler.this.nanoClock.getAsLong();
 			if (left <= 0) {
 				lose(timedOut(this.dial.endpoint()));
 				return;
@@ -202,7 +209,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 			if (this.decided || this.next >= this.candidates.size()) {
 				return;
 			}
-			long left = this.dial.deadlineNanos() - System.nanoTime();
+			long left = this.dial.deadlineNanos() - DialHandler.this.nanoClock.getAsLong();
 			if (left <= 0) {
 				// No time for another attempt: those in flight end by the deadline.
 				this.next = this.candidates.size();

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.resolver.AbstractAddressResolver;
@@ -33,10 +34,16 @@ final class DialResolver extends AbstractAddressResolver<InetSocketAddress> {
 
 	private final EndpointAddresses record;
 
+	/**
+	 * The request clock's time: the deadlines are on it.
+	 */
+	private final LongSupplier nanoClock;
+
 	private DialResolver(EventExecutor executor, AddressResolver<InetSocketAddress> shared, long connectTimeoutNanos,
-			long delayNanos, EndpointAddresses record) {
+			long delayNanos, EndpointAddresses record, LongSupplier nanoClock) {
 		super(executor, InetSocketAddress.class);
 		this.shared = shared;
+		this.nanoClock = nanoClock;
 		this.connectTimeoutNanos = connectTimeoutNanos;
 		this.delayNanos = delayNanos;
 		this.record = record;
@@ -49,17 +56,19 @@ final class DialResolver extends AbstractAddressResolver<InetSocketAddress> {
 	 * @param connectTimeoutNanos {@code timeouts.connect}
 	 * @param delayNanos {@code timeouts.happy-eyeballs}, 0 for no race
 	 * @param record where the answers are recorded
+	 * @param nanoClock the request clock's time, of the deadline
 	 * @return the group
 	 */
 	static AddressResolverGroup<InetSocketAddress> group(AddressResolverGroup<?> shared, long connectTimeoutNanos,
-			long delayNanos, EndpointAddresses record) {
+			long delayNanos, EndpointAddresses record, LongSupplier nanoClock) {
 		@SuppressWarnings("unchecked")
 		AddressResolverGroup<InetSocketAddress> inet = (AddressResolverGroup<InetSocketAddress>) shared;
 		return new AddressResolverGroup<>() {
 
 			@Override
 			protected AddressResolver<InetSocketAddress> newResolver(EventExecutor executor) {
-				return new DialResolver(executor, inet.getResolver(executor), connectTimeoutNanos, delayNanos, record);
+				return new DialResolver(executor, inet.getResolver(executor), connectTimeoutNanos, delayNanos, record,
+						nanoClock);
 			}
 
 		};
@@ -78,7 +87,7 @@ final class DialResolver extends AbstractAddressResolver<InetSocketAddress> {
 	@Override
 	protected void doResolveAll(InetSocketAddress unresolved, Promise<List<InetSocketAddress>> promise) {
 		String endpoint = EndpointAddresses.key(unresolved.getHostString(), unresolved.getPort());
-		long deadline = System.nanoTime() + this.connectTimeoutNanos;
+		long deadline = this.nanoClock.getAsLong() + this.connectTimeoutNanos;
 		Future<List<InetSocketAddress>> answer = this.shared.resolveAll(unresolved);
 		if (answer.isDone()) {
 			// A cached answer, the common case: no timer.

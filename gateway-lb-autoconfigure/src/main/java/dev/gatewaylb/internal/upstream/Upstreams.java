@@ -10,9 +10,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import dev.gatewaylb.internal.settings.UpstreamSettings;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
+import dev.gatewaylb.internal.control.ControlThread;
+import dev.gatewaylb.internal.control.RequestClock;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -64,6 +67,11 @@ public final class Upstreams {
 	private final Executor listenerThread;
 
 	/**
+	 * The clock of the dials' and body-idle limits' deadlines: the request clock's time.
+	 */
+	private final LongSupplier nanoClock;
+
+	/**
 	 * The one resolver of every upstream, or {@code null} for Reactor Netty's default.
 	 */
 	private final @Nullable AddressResolverGroup<?> resolver;
@@ -81,11 +89,12 @@ public final class Upstreams {
 	 * given connection provider
 	 * @param tls makes a service's client speak TLS with the service's trust roots and
 	 * protocols
-	 * @param listenerThread where the listeners are told of pools opening and closing,
-	 * one event at a time in order: the control thread, never an event loop
+	 * @param control where the listeners are told of pools opening and closing, one event
+	 * at a time in order (the control thread, never an event loop), and whose request
+	 * clock times the dials and the body-idle limits
 	 */
-	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, Executor listenerThread) {
-		this(gatewayClient, tls, listenerThread, null);
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, ControlThread control) {
+		this(gatewayClient, tls, control, null);
 	}
 
 	/**
@@ -94,15 +103,18 @@ public final class Upstreams {
 	 * given connection provider
 	 * @param tls makes a service's client speak TLS with the service's trust roots and
 	 * protocols
-	 * @param listenerThread where the listeners are told of pools opening and closing
+	 * @param control where the listeners are told of pools opening and closing, and whose
+	 * request clock times the dials and the body-idle limits
 	 * @param resolver resolves hostname endpoints ({@link UpstreamResolver}), or
 	 * {@code null} for Reactor Netty's default
 	 */
-	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, Executor listenerThread,
+	public Upstreams(Function<ConnectionProvider, HttpClient> gatewayClient, Tls tls, ControlThread control,
 			@Nullable AddressResolverGroup<?> resolver) {
 		this.gatewayClient = gatewayClient;
 		this.tls = tls;
-		this.listenerThread = listenerThread;
+		this.listenerThread = control;
+		RequestClock clock = control.requestClock();
+		this.nanoClock = clock::nanoTime;
 		this.resolver = resolver;
 	}
 
@@ -134,8 +146,8 @@ public final class Upstreams {
 			.metrics(true, () -> new Registrar(serviceId, pools))
 			.build();
 		EndpointAddresses addresses = new EndpointAddresses();
-		HttpClient client = observed(
-				configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver, addresses), settings);
+		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver,
+				addresses, this.nanoClock), settings, this.nanoClock);
 		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
 			.maxConnections(PROBE_CONNECTIONS)
 			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
@@ -144,7 +156,7 @@ public final class Upstreams {
 		// The probes' connections are not the pools': they are recorded apart, and not
 		// shown.
 		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver,
-				new EndpointAddresses());
+				new EndpointAddresses(), this.nanoClock);
 		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools, addresses);
 	}
 
@@ -153,7 +165,7 @@ public final class Upstreams {
 	 * name's addresses) through the shared resolver, h2, the TLS trust of the service.
 	 */
 	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls,
-			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses) {
+			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses, LongSupplier nanoClock) {
 		long connectNanos = settings.connectTimeout().toNanos();
 		HttpClient configured = client
 			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
@@ -161,7 +173,7 @@ public final class Upstreams {
 			// One handler per connection, made when the connection is: it sees the
 			// connect before the transport does.
 			.doOnChannelInit((observer, channel, remoteAddress) -> channel.pipeline()
-				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses)))
+				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses, nanoClock)))
 			// Once per connection, in the raw pipeline (not a handler of one exchange):
 			// an HTTP/1.1 connection's codec is there when it is connected.
 			.doOnConnected((connection) -> {
@@ -171,8 +183,8 @@ public final class Upstreams {
 				}
 			});
 		if (resolver != null) {
-			configured = configured
-				.resolver(DialResolver.group(resolver, connectNanos, settings.happyEyeballs().toNanos(), addresses));
+			configured = configured.resolver(DialResolver.group(resolver, connectNanos,
+					settings.happyEyeballs().toNanos(), addresses, nanoClock));
 		}
 		if (settings.http2()) {
 			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);
@@ -188,7 +200,7 @@ public final class Upstreams {
 	 * The header deadline, the body-idle limit, and the hooks that tell the attempt in
 	 * the request's context how its request and response went.
 	 */
-	private static HttpClient observed(HttpClient client, UpstreamSettings settings) {
+	private static HttpClient observed(HttpClient client, UpstreamSettings settings, LongSupplier nanoClock) {
 		Duration headerDeadline = settings.responseTimeout().isZero() ? null : settings.responseTimeout();
 		long bodyIdleMillis = settings.bodyIdleTimeout().toMillis();
 		// The attempt is looked up in the request's context once, when the request is
@@ -211,7 +223,7 @@ public final class Upstreams {
 				// Netty removes the handler when the connection goes back to the pool. It
 				// counts only while the gateway reads: a slow client's stall is not the
 				// endpoint's.
-				connection.addHandlerLast(BodyIdleHandler.NAME, new BodyIdleHandler(bodyIdleMillis));
+				connection.addHandlerLast(BodyIdleHandler.NAME, new BodyIdleHandler(bodyIdleMillis, nanoClock));
 			}
 			UpstreamCall call = UpstreamCall.of(response, connection.channel());
 			if (call != null) {

@@ -9,12 +9,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.internal.upstream.RequestBodyIdleException;
 import org.jspecify.annotations.Nullable;
+import dev.gatewaylb.internal.control.RequestClock;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Scheduler;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
@@ -47,7 +47,7 @@ class IdleLimitedBodyTests {
 	private void subscribe(long initialDemand) {
 		this.reader.initialDemand = initialDemand;
 		new IdleLimitedBody(this.client.asFlux().doOnCancel(() -> this.clientCancelled.set(true)), IDLE, this.minRate,
-				this.scheduler, this.scheduler::nanos, this.idleCalls::incrementAndGet)
+				this.scheduler, this.idleCalls::incrementAndGet)
 			.subscribe(this.reader);
 	}
 
@@ -237,7 +237,7 @@ class IdleLimitedBodyTests {
 	 * A scheduler whose delayed tasks run, on the test's thread, when the test moves its
 	 * clock past them.
 	 */
-	static final class ManualScheduler implements Scheduler {
+	static final class ManualScheduler implements RequestClock {
 
 		private final List<Task> tasks = new ArrayList<>();
 
@@ -275,21 +275,21 @@ class IdleLimitedBodyTests {
 		}
 
 		@Override
-		public Disposable schedule(Runnable task) {
-			return schedule(task, 0, TimeUnit.NANOSECONDS);
+		public long nanoTime() {
+			return this.now;
 		}
 
 		@Override
-		public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+		public long currentTimeMillis() {
+			return this.now / 1_000_000;
+		}
+
+		@Override
+		public Timer schedule(Runnable task, long delay, TimeUnit unit) {
 			Task scheduledTask = new Task(this.now + unit.toNanos(delay), task);
 			this.tasks.add(scheduledTask);
 			this.scheduled++;
-			return scheduledTask;
-		}
-
-		@Override
-		public Worker createWorker() {
-			throw new UnsupportedOperationException();
+			return scheduledTask::dispose;
 		}
 
 		static final class Task implements Disposable {

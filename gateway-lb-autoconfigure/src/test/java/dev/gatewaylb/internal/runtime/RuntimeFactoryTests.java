@@ -34,10 +34,11 @@ class RuntimeFactoryTests {
 
 	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
+	private final ManualControlThread control = new ManualControlThread(this.clock);
+
 	private final RuntimeFactory factory = new RuntimeFactory(
-			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, Runnable::run),
-			new ManualControlThread(this.clock).requestClock(), () -> new SplittableRandom(7), Runnable::run,
-			Features.all());
+			new Upstreams(HttpClient::create, Upstreams.Tls.JDK, this.control), this.control.requestClock(),
+			() -> new SplittableRandom(7), Runnable::run, Features.all());
 
 	private final List<ServiceRuntime> built = new java.util.ArrayList<>();
 
