@@ -1,5 +1,7 @@
 package dev.gatewaylb.benchmarks.core;
 
+import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import dev.gatewaylb.internal.balance.Algorithm;
@@ -7,6 +9,10 @@ import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.Endpoint;
 import dev.gatewaylb.internal.balance.InFlightGuard;
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.feature.Feature;
+import dev.gatewaylb.internal.overload.ConcurrencySettings;
+import dev.gatewaylb.internal.overload.OverloadState;
+import dev.gatewaylb.internal.overload.core.ConcurrencyLimits;
 import dev.gatewaylb.benchmarks.Fixtures;
 import dev.gatewaylb.benchmarks.core.PickBenchmark.KeyCursor;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -50,6 +56,11 @@ public class InFlightBenchmark {
 
 	private Balancer<Endpoint> balancer;
 
+	/**
+	 * A limited service's overload protection, where an attempt's limiter sample goes.
+	 */
+	private OverloadState overload;
+
 	private String[] keys;
 
 	private Load load;
@@ -57,6 +68,10 @@ public class InFlightBenchmark {
 	@Setup
 	public void setUp() {
 		this.balancer = Fixtures.balancer(this.algorithm, Fixtures.endpoints(this.endpoints, false));
+		this.overload = OverloadState.FEATURE.next(null,
+				new ConcurrencySettings(new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500), null,
+						Map.of(), Duration.ZERO),
+				new Feature.Context("svc", System::nanoTime));
 		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
 				: new String[Fixtures.KEYS];
 		this.load = Load.apply(this.balancer.snapshot(), 0);
@@ -88,7 +103,7 @@ public class InFlightBenchmark {
 	public boolean selectAcquireSampleRelease(KeyCursor cursor) {
 		Snapshot<Endpoint> snapshot = this.balancer.snapshot();
 		InFlightGuard guard = snapshot.acquire(snapshot.select(cursor.next(this.keys)));
-		guard.endpoint().addLimitSample(20_000_000L, false);
+		this.overload.sample(guard.endpoint(), 20_000_000L, false);
 		return guard.release();
 	}
 
