@@ -2,8 +2,8 @@
 # Load benchmarks of gateway-lb on loopback (docs/benchmarks.md). Real processes, bounded
 # in time, traffic to 127.0.0.1 only; everything started here is stopped on exit.
 #
-#   benchmarks/load/run.sh [all|throughput|slow|tail|overload|locality|mirror]
-#                         (default: all; tail, overload, locality and mirror are separate)
+#   benchmarks/load/run.sh [all|throughput|slow|tail|overload|locality|mirror|soak]
+#                         (default: all; tail, overload, locality, mirror and soak are separate)
 #   benchmarks/load/run.sh --unpinned [throughput]        (the unpinned comparison, below)
 #
 # Processes: a fast backend (nginx answering "ok" on three ports), three delay backends
@@ -96,6 +96,18 @@
 #   (higher than at saturation: fewer requests share each wake-up of an event loop). The
 #   rate is low because the client is a JVM on the same two cores: at 25% the machine was
 #   full and users gave up. About 8 to 9 minutes.
+# soak: the live heap of a gateway with every feature on, before and after SOAK_REQUESTS
+#   requests (issue 38: a leak of 70 bytes a request, http.client.requests observations
+#   that nothing stopped, ran a mirroring gateway out of heap within hours). One gateway-lb
+#   JVM, nothing pinned, the fast backend as primary and the shadow nginx as shadow; one
+#   service from a generated $WORK/soak.properties with mirror (100%, compare body),
+#   hedging (max-extra-load 0.1), endpoint affinity, a vegas limit with max-wait and
+#   partitions, localities (two zones), retries. After SOAK_WARMUP requests, and again
+#   after SOAK_REQUESTS more (wrk -t1 -c$SOAK_CONNECTIONS, in SOAK_STEP-second runs until
+#   that many were answered) once no request is in flight: the live heap after a full
+#   collection (jcmd GC.class_histogram's total, which collects first), and the active
+#   http.client.requests observations (the actuator's metrics). Prints both and the heap's
+#   growth per request; the target is at most SOAK_MAX_GROWTH_KB between the two.
 #
 # --unpinned: nothing is pinned; each gateway JVM runs on every core with Reactor Netty's
 #   default event loops, as a gateway is deployed. Three gateways from the same jar: (b)
@@ -135,6 +147,8 @@
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
+#   SOAK_REQUESTS=500000 SOAK_WARMUP=100000 SOAK_CONNECTIONS=32 SOAK_STEP=20
+#   SOAK_MAX_GROWTH_KB=1024                                              soak
 #   WARMUP_MIN=120 WARMUP_MAX=240   a gateway warms up in 10 s steps until requests/s
 #                                   holds within 5%, between these bounds (seconds)
 #   LOADGEN_CPU=0 SERVER_CPU=1      taskset pinning (when the machine has 2+ CPUs)
@@ -208,6 +222,11 @@ MIRROR_ROUNDS=${MIRROR_ROUNDS:-5}
 MIRROR_RATE_PERCENT=${MIRROR_RATE_PERCENT:-10}
 MIRROR_RATE_DURATION=${MIRROR_RATE_DURATION:-8}
 MIRROR_RATE_ROUNDS=${MIRROR_RATE_ROUNDS:-3}
+SOAK_REQUESTS=${SOAK_REQUESTS:-500000}
+SOAK_WARMUP=${SOAK_WARMUP:-100000}
+SOAK_CONNECTIONS=${SOAK_CONNECTIONS:-32}
+SOAK_STEP=${SOAK_STEP:-20}
+SOAK_MAX_GROWTH_KB=${SOAK_MAX_GROWTH_KB:-1024}
 
 BACKEND_PORTS=(18081 18082 18083)
 DELAY_PORTS=(18091 18092 18093)
@@ -1462,6 +1481,118 @@ mirror() {
 	fi
 }
 
+# --- soak ---------------------------------------------------------------------------
+
+# Writes the soak scenario's route and services: /soak/ to service soak on the fast
+# backend's three ports (zone-a, zone-a, zone-b; the gateway in zone-a) with every feature
+# on, and its shadow on the shadow nginx's.
+write_soak_config() {
+	local file=$WORK/soak.properties i zones=(zone-a zone-a zone-b)
+	{
+		for i in 0 1 2; do
+			echo "spring.cloud.discovery.client.simple.instances.soak[$i].uri=http://127.0.0.1:${BACKEND_PORTS[$i]}"
+			echo "spring.cloud.discovery.client.simple.instances.soak[$i].metadata.zone=${zones[$i]}"
+			echo "spring.cloud.discovery.client.simple.instances.soak-shadow[$i].uri=http://127.0.0.1:${SHADOW_PORTS[$i]}"
+		done
+		echo "spring.cloud.loadbalancer.zone=zone-a"
+		echo "spring.cloud.gateway.server.webflux.routes[0].id=soak"
+		echo "spring.cloud.gateway.server.webflux.routes[0].uri=lb://soak"
+		echo "spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/soak/**"
+		echo "gateway.lb.services.soak.algorithm=peak-ewma"
+		echo "gateway.lb.services.soak.mirror.target=soak-shadow"
+		echo "gateway.lb.services.soak.mirror.percent=100"
+		echo "gateway.lb.services.soak.mirror.compare=body"
+		echo "gateway.lb.services.soak.hedge.max-extra-load=0.1"
+		echo "gateway.lb.services.soak.affinity.cookie=GWLB_EP"
+		echo "gateway.lb.services.soak.affinity.secret=soak-secret-of-thirty-two-bytes-or-more"
+		echo "gateway.lb.services.soak.concurrency.limit=vegas"
+		echo "gateway.lb.services.soak.concurrency.max-wait=250ms"
+		echo "gateway.lb.services.soak.concurrency.partition-by=header:X-Priority"
+		echo "gateway.lb.services.soak.concurrency.partitions.critical=0.8"
+		echo "gateway.lb.services.soak.concurrency.partitions.batch=0.2"
+		echo "gateway.lb.services.soak.locality.enabled=true"
+		echo "gateway.lb.services.soak.retry.attempts=1"
+		echo "management.endpoints.web.exposure.include=gatewaylb,metrics,health"
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+live_heap() { # live_heap PID -> bytes of live objects, after the full collection the histogram runs first
+	jcmd "$1" GC.class_histogram | awk '$1 == "Total" { print $3 }'
+}
+
+active_observations() { # active_observations -> http.client.requests observations still running
+	local body
+	body=$(curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/metrics/http.client.requests.active") || body=
+	grep -o '"statistic":"ACTIVE_TASKS","value":[0-9.]*' <<<"$body" | head -1 | cut -d: -f3 | cut -d. -f1 | sed 's/^$/0/'
+}
+
+in_flight() { # in_flight -> the soak service's requests in flight, every endpoint's, from the actuator
+	curl -sf "http://127.0.0.1:$STARTER_PORT/actuator/gatewaylb/soak" | grep -o '"inFlight":[0-9]*' |
+		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+
+soak_requests() { # soak_requests COUNT -> sends at least COUNT requests, SOAK_STEP-second wrk runs
+	local count=$1 sent=0 line
+	while [ "$sent" -lt "$count" ]; do
+		line=$(wrk_run "http://127.0.0.1:$STARTER_PORT/soak/" "$SOAK_CONNECTIONS" "$SOAK_STEP")
+		sent=$((sent + $(field requests "$line")))
+		log "soak: $sent of $count requests ($(field rps "$line") requests/s, errors $(field errors "$line"), non-2xx $(field non2xx "$line"))"
+	done
+	SOAK_SENT=$sent
+}
+
+soak_settle() { # waits until the soak service has no request in flight (mirrors included)
+	for _ in $(seq 1 60); do
+		if [ "$(in_flight)" = 0 ]; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	log "soak: requests still in flight after 30 s"
+}
+
+soak() {
+	start_fast_backend
+	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
+	start_nginx shadow "	server {
+		listen 127.0.0.1:${SHADOW_PORTS[0]};
+		listen 127.0.0.1:${SHADOW_PORTS[1]};
+		listen 127.0.0.1:${SHADOW_PORTS[2]};
+		location / { default_type text/plain; return 200 \"ok\n\"; }
+	}"
+	log "gateway: (c) with gateway-lb on $STARTER_PORT, every feature on"
+	start_gateway starter "$STARTER_PORT"
+	local pid=$LAST_PID
+	await "http://127.0.0.1:${BACKEND_PORTS[0]}/" backend
+	await "http://127.0.0.1:${SHADOW_PORTS[0]}/" shadow
+	await "http://127.0.0.1:$STARTER_PORT/soak/" starter
+	soak_requests "$SOAK_WARMUP"
+	soak_settle
+	local heap0 active0 heap1 active1
+	heap0=$(live_heap "$pid")
+	active0=$(active_observations)
+	log "soak: after the warm-up, live heap $heap0 bytes, active observations $active0"
+	soak_requests "$SOAK_REQUESTS"
+	local sent=$SOAK_SENT
+	soak_settle
+	heap1=$(live_heap "$pid")
+	active1=$(active_observations)
+	log "soak: after $sent more requests, live heap $heap1 bytes, active observations $active1"
+	echo
+	echo "## Soak: every feature on (mirror 100% compare body, hedging 0.1, affinity, vegas with max-wait and partitions, localities, retries), wrk -t1 -c$SOAK_CONNECTIONS, nothing pinned"
+	echo
+	echo "| | requests | live heap after a full collection, bytes | active http.client.requests observations |"
+	echo "|---|---|---|---|"
+	echo "| after the warm-up | $SOAK_WARMUP | $heap0 | $active0 |"
+	echo "| after the soak | $sent more | $heap1 | $active1 |"
+	echo
+	awk -v a="$heap0" -v b="$heap1" -v n="$sent" -v max="$SOAK_MAX_GROWTH_KB" 'BEGIN {
+		d = b - a
+		printf "Growth: %d bytes (%.3f bytes a request); target at most %d KB: %s\n", d, d / n, max, (d <= max * 1024) ? "met" : "missed"
+	}'
+}
+
 main() {
 	local what=${1:-all}
 	if [ "$UNPINNED" = true ]; then
@@ -1475,8 +1606,8 @@ main() {
 		return
 	fi
 	case "$what" in
-		all | throughput | slow | tail | overload | locality | mirror) ;;
-		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload|locality|mirror]" >&2; exit 2 ;;
+		all | throughput | slow | tail | overload | locality | mirror | soak) ;;
+		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload|locality|mirror|soak]" >&2; exit 2 ;;
 	esac
 	if [ "$what" = locality ]; then
 		require java curl taskset
@@ -1494,6 +1625,16 @@ main() {
 		write_mirror_config
 		describe_machine
 		mirror
+		return
+	fi
+	if [ "$what" = soak ]; then
+		UNPINNED=true
+		LOADGEN=()
+		SERVER=()
+		require java jcmd wrk nginx curl
+		write_soak_config
+		describe_machine
+		soak
 		return
 	fi
 	if [ "$what" = overload ]; then

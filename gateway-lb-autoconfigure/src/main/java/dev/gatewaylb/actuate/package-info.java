@@ -1,5 +1,7 @@
 /**
- * The {@code gatewaylb} actuator endpoint and gateway-lb's Micrometer meters.
+ * The actuator endpoint's report ({@link dev.gatewaylb.actuate.GatewayLbReport}): the
+ * records {@code GET /actuator/gatewaylb} answers with, API. The endpoint, the dashboard
+ * and the meters are in {@code dev.gatewaylb.internal.actuate}.
  */
 @NullMarked
 package dev.gatewaylb.actuate;

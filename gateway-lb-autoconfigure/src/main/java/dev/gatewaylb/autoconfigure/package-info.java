@@ -1,5 +1,7 @@
 /**
- * Auto-configuration of gateway-lb: wiring only.
+ * Auto-configuration of gateway-lb: wiring only, the API classes an application may
+ * exclude or order against. The features the runtime holds are listed in
+ * {@code dev.gatewaylb.internal.autoconfigure.Features}.
  */
 @NullMarked
 package dev.gatewaylb.autoconfigure;

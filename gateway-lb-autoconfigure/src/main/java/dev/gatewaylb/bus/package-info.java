@@ -1,6 +1,7 @@
 /**
- * A fleet's shared decisions over Spring Cloud Bus: rollout verdicts and drains one
- * replica takes, followed by every other.
+ * The fleet's events on Spring Cloud Bus, API (their types are the bus's wire format):
+ * rollout verdicts, drains, and the state a starting replica asks its peers for. What
+ * sends and takes them is in {@code dev.gatewaylb.internal.bus}.
  */
 @NullMarked
 package dev.gatewaylb.bus;

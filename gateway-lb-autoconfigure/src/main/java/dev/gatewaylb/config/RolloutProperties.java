@@ -33,10 +33,10 @@ import org.jspecify.annotations.Nullable;
  * @param minClients Fewest distinct clients the canary's counted answers must come from
  * for a step to be judged (and the other targets' for a baseline), 0 to 1000.
  * @param shadow Whether the rollout starts with a shadow stage: the target gets none of
- * the split's traffic but a mirror of it, and moves to its first step only after
- * min-requests mirrored answers whose status class differs from the primary's at a rate
+ * the split's traffic but a copy of it, and moves to its first step only after
+ * min-requests copied answers whose status class differs from the primary's at a rate
  * under max-mismatch-rate; it is rolled back otherwise.
- * @param maxMismatchRate Most the shadow stage's mirrored answers may differ from the
+ * @param maxMismatchRate Most the shadow stage's copied answers may differ from the
  * primary's, 0 to 1.
  */
 public record RolloutProperties(@Nullable String target, @Nullable List<Integer> steps, @Nullable Duration interval,

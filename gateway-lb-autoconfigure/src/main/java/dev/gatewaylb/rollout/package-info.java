@@ -1,9 +1,8 @@
 /**
- * Progressive rollouts of a split target: the decisions as pure functions of a plan, a
- * status, two windows and a time ({@link dev.gatewaylb.rollout.Rollout}), the windows the
- * request path records into, and the runner that applies them on the control thread
- * ({@link dev.gatewaylb.rollout.SplitRollouts}). Knows neither the settings nor Spring:
- * the runner is given the plans in force by split name.
+ * The fleet decisions SPI of rollouts and drains
+ * ({@link dev.gatewaylb.rollout.FleetDecisions},
+ * {@link dev.gatewaylb.rollout.RolloutAction}), API. The rollouts themselves are in
+ * {@code dev.gatewaylb.internal.rollout}.
  */
 @NullMarked
 package dev.gatewaylb.rollout;

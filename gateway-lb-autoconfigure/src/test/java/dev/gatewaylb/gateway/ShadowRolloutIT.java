@@ -73,7 +73,7 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 		});
 		assertThat(sent.get()).isGreaterThanOrEqualTo(50);
 		assertThat(status("broken").reason()).startsWith("mismatch rate 1.0000 of ")
-			.contains("mirrored answers in the shadow stage");
+			.contains("compared answers in the shadow stage");
 		// Mirrors of the last requests may still be on their way: counted once answered.
 		await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("broken-canary") == 0);
 		int mirrored = brokenCanary.requests();

@@ -1,7 +1,7 @@
 /**
- * Where each service's endpoints come from: the instance source (Spring Cloud
- * LoadBalancer's supplier chain, or the application's own), the poll that reads it on the
- * control thread, the members it reports as a set, and the services routes name.
+ * The instance source SPI ({@link dev.gatewaylb.gateway.discovery.InstanceSource}): where
+ * each service's endpoints come from. The poll, the members and the services routes name
+ * are in {@code dev.gatewaylb.internal.discovery}.
  */
 @NullMarked
 package dev.gatewaylb.gateway.discovery;

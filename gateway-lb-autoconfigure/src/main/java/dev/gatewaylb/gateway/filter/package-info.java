@@ -1,7 +1,10 @@
 /**
- * The request path: the one filter that owns an attempt from split and pick to outcome
- * and retry, the filter that ends each exchange's lease exactly once, and the routing
- * filter that sends through each service's own client. {@link FilterOrder} places them.
+ * The filter beans of the request path, API: the one that hands each {@code lb://}
+ * exchange to its owner ({@link dev.gatewaylb.gateway.filter.AttemptFilter}), the one
+ * that ends each exchange's lease exactly once, the routing filter that sends through
+ * each service's own client, and their order
+ * ({@link dev.gatewaylb.gateway.filter.FilterOrder}). Thin shells: the exchange itself is
+ * {@code dev.gatewaylb.internal.exchange}.
  */
 @NullMarked
 package dev.gatewaylb.gateway.filter;

@@ -1,7 +1,7 @@
 /**
- * Upstream pools: one Reactor Netty connection provider and HTTP client per service, the
- * probe client of its active health checks, and the hooks through which one attempt sees
- * its request and response go by.
+ * The upstream observer SPI ({@link dev.gatewaylb.gateway.upstream.UpstreamObserver}):
+ * how one attempt sees its request and response go by. The pools and clients are in
+ * {@code dev.gatewaylb.internal.upstream}.
  */
 @NullMarked
 package dev.gatewaylb.gateway.upstream;

@@ -105,7 +105,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	private final Map<String, List<Meter>> serviceMeters = new HashMap<>();
 
 	/**
-	 * The optional features whose meters each service has (affinity, mirror).
+	 * The features whose meters each service has, by their state's type.
 	 */
 	private final Map<String, Set<Class<?>>> serviceFeatures = new HashMap<>();
 
@@ -156,7 +156,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 			endpointsChanged(next.id(), next.snapshot());
 		}
 		// The meters of a feature a service turns on, from the runtime that turns it on:
-		// a service without affinity or a mirror has no series of them.
+		// a service that never turns a feature on has no series of it.
 		Set<Class<?>> features = this.serviceFeatures.computeIfAbsent(next.id(), (id) -> new HashSet<>());
 		for (Object state : next.features()) {
 			if (state instanceof Metered metered && !features.contains(state.getClass())) {

@@ -121,7 +121,7 @@ public final class Layers {
 	 * the built-in defaults are reported as {@code defaults}, where a user would change
 	 * them.
 	 * @param key the key's accessor
-	 * @param name the key's name under the service, such as {@code locality.enabled}
+	 * @param name the key's name under the service, such as {@code retry.attempts}
 	 * @return the path
 	 */
 	public String pathOf(Function<ServiceProperties, ?> key, String name) {
@@ -157,8 +157,8 @@ public final class Layers {
 	}
 
 	/**
-	 * The layers of one block of a service's keys ({@code affinity}, {@code mirror}):
-	 * what a feature maps its settings from.
+	 * The layers of one block of a service's keys ({@code affinity}, {@code hedge}): what
+	 * a feature maps its settings from.
 	 *
 	 * @param <G> the block's binding record
 	 */

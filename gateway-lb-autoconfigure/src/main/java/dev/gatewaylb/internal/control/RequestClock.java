@@ -4,8 +4,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The request path's source of time and timers: every deadline and idle limit of an
- * exchange (a wait for a place, a mirror's time-out, a body's idle and rate limits, a
- * dial's delays) reads this clock and schedules here, never {@code System.nanoTime()},
+ * exchange (a wait for a place, a shadow copy's time-out, a body's idle and rate limits,
+ * a dial's delays) reads this clock and schedules here, never {@code System.nanoTime()},
  * {@code Mono.delay} or a scheduler of its own. Its time is the control thread's, the one
  * of every latency sample and window, so that a deadline and the samples it is compared
  * with agree; tests replace both with one they move by hand.

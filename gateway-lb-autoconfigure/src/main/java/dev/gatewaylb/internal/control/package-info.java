@@ -1,9 +1,9 @@
 /**
- * The one control thread that gateway-lb's background work runs on: discovery polls,
- * runtime builds, balancer rebuilds, latency evaluation, the hedge window, rollout ticks
- * and active health probes, each a named job with its own interval. Pure Java: the
- * implementation is a {@link java.util.concurrent.ScheduledExecutorService}, and tests
- * replace it with one they drive by hand.
+ * The one control thread that gateway-lb's background work runs on (discovery polls,
+ * runtime builds, balancer rebuilds, every feature's jobs, rollout ticks, active health
+ * probes, each a named job with its own interval), and the request path's clock and
+ * timers ({@link dev.gatewaylb.internal.control.RequestClock}) on the same time. Pure
+ * Java: tests replace both with ones they move by hand.
  */
 @NullMarked
 package dev.gatewaylb.internal.control;

@@ -31,9 +31,9 @@ import reactor.util.context.Context;
  * own) and {@link #clientFault} (the client went away or stalled its upload).
  * Classification happens here only. So an attempt is charged at most once: a retried 503
  * is not charged again when the gateway closes its connection, and a body cut by a client
- * that went away is charged to nobody. A mirrored request's attempt is settled the same
- * way, by its own connection's events. The claim ends when the endpoint is done with the
- * request (its body arrived or the attempt ended), not when the gateway has finished
+ * that went away is charged to nobody. A copy sent to a shadow service is settled the
+ * same way, by its own connection's events. The claim ends when the endpoint is done with
+ * the request (its body arrived or the attempt ended), not when the gateway has finished
  * writing to the client: a client that sends its next request as soon as it has the
  * answer must not find the endpoint still busy with the last one.
  * <p>

@@ -36,7 +36,7 @@ public final class Rollout {
 
 		/**
 		 * Before the first step, with {@code shadow}: the target gets none of the split's
-		 * traffic but a mirror of it, and moves to its first step once enough mirrored
+		 * traffic but a copy of it, and moves to its first step once enough copied
 		 * answers match the primary's.
 		 */
 		SHADOWING("shadowing"),
@@ -133,13 +133,13 @@ public final class Rollout {
 	}
 
 	/**
-	 * Judges a rollout's shadow stage by its mirrored answers so far: once there are
+	 * Judges a rollout's shadow stage by its copied answers so far: once there are
 	 * {@code min-requests} of them, it moves to its first step when the share that
 	 * differed from the primary's is at most {@code max-mismatch-rate}, and is rolled
 	 * back otherwise.
 	 * @param plan the plan
 	 * @param status where it stands
-	 * @param compared mirrored answers compared with the primary's
+	 * @param compared copied answers compared with the primary's
 	 * @param mismatched of them, those that differed
 	 * @param nowNanos the clock's current time
 	 * @return {@link Judgement.Kind#NOT_DUE} with {@code status} itself while it is not
@@ -155,7 +155,7 @@ public final class Rollout {
 		if (rate > plan.maxMismatchRate()) {
 			return new Judgement(Judgement.Kind.ROLLED_BACK,
 					rolledBack(status, String.format(Locale.ROOT,
-							"mismatch rate %.4f of %d mirrored answers in the shadow stage" + " (max-mismatch-rate %s)",
+							"mismatch rate %.4f of %d compared answers in the shadow stage" + " (max-mismatch-rate %s)",
 							rate, compared, plan.maxMismatchRate())));
 		}
 		return new Judgement(Judgement.Kind.NEXT,

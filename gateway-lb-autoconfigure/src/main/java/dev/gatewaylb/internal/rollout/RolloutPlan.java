@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * @param minClients the fewest distinct clients a side's answers must come from to be
  * judged ({@code rollout.min-clients}), 0 for any
  * @param shadow whether the rollout starts with a shadow stage ({@code rollout.shadow})
- * @param maxMismatchRate the most the shadow stage's mirrored answers may differ from the
+ * @param maxMismatchRate the most the shadow stage's copied answers may differ from the
  * primary's ({@code rollout.max-mismatch-rate}), 0 to 1
  */
 public record RolloutPlan(String target, int[] steps, long intervalNanos, long minRequests, double maxErrorRateIncrease,

@@ -38,7 +38,7 @@ public final class RolloutTrack {
 
 	/**
 	 * Whether the rollout is in its shadow stage, so that requests of the split are
-	 * mirrored to its target; and the mirrored answers compared so far, and those that
+	 * copied to its target; and the copied answers compared so far, and those that
 	 * differed. Added to by the request path, read by the control thread.
 	 */
 	private volatile boolean shadowing;
@@ -90,8 +90,8 @@ public final class RolloutTrack {
 	}
 
 	/**
-	 * Returns whether the rollout is in its shadow stage: the split's requests are
-	 * mirrored to its target, which gets none of them.
+	 * Returns whether the rollout is in its shadow stage: the split's requests are copied
+	 * to its target, which gets none of them.
 	 * @return whether shadowing
 	 */
 	public boolean shadowing() {
@@ -99,7 +99,7 @@ public final class RolloutTrack {
 	}
 
 	/**
-	 * Counts a mirrored answer of the shadow stage compared with the primary's.
+	 * Counts a copied answer of the shadow stage compared with the primary's.
 	 * @param mismatch whether it differed
 	 */
 	public void shadowAnswered(boolean mismatch) {
@@ -110,7 +110,7 @@ public final class RolloutTrack {
 	}
 
 	/**
-	 * Returns the mirrored answers of the shadow stage compared so far.
+	 * Returns the copied answers of the shadow stage compared so far.
 	 * @return the count
 	 */
 	public long shadowCompared() {

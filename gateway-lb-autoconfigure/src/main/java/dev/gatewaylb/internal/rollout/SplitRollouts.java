@@ -313,9 +313,10 @@ public final class SplitRollouts {
 			this.tracks.put(split, started);
 			count(started, started.status().state());
 			verdict(started, VerdictKind.STARTED, (track != null) ? "the rollout block changed" : null, null);
-			logger.log(System.Logger.Level.INFO, "Rollout of " + plan.target() + " in split " + split + " started "
-					+ (plan.shadow() ? "in its shadow stage (mirrored traffic only)" : "at " + plan.steps()[0] + "%")
-					+ ((track != null) ? " (its block changed)" : ""));
+			logger.log(System.Logger.Level.INFO,
+					"Rollout of " + plan.target() + " in split " + split + " started " + (plan.shadow()
+							? "in its shadow stage (a copy of the traffic only)" : "at " + plan.steps()[0] + "%")
+							+ ((track != null) ? " (its block changed)" : ""));
 		});
 		this.tracks.keySet().retainAll(plans.keySet());
 		this.transitions.keySet().retainAll(plans.keySet());
@@ -384,14 +385,14 @@ public final class SplitRollouts {
 		long mismatched = track.shadowMismatched();
 		Judgement judgement = Rollout.judgeShadow(track.plan(), track.status(), compared, mismatched, now);
 		Rollout.Status next = judgement.status();
-		String mirrored = String.format(java.util.Locale.ROOT, "shadow stage: %d of %d mirrored answers differed",
+		String stage = String.format(java.util.Locale.ROOT, "shadow stage: %d of %d compared answers differed",
 				mismatched, compared);
 		switch (judgement.kind()) {
 			case NEXT -> {
-				verdict(track, VerdictKind.NEXT, mirrored, null);
+				verdict(track, VerdictKind.NEXT, stage, null);
 				enter(track, next);
 				logger.log(System.Logger.Level.INFO, "Rollout of " + track.plan().target() + " in split "
-						+ track.split() + " left its shadow stage (" + mirrored + ") for " + next.percent() + "%");
+						+ track.split() + " left its shadow stage (" + stage + ") for " + next.percent() + "%");
 			}
 			case ROLLED_BACK -> {
 				verdict(track, VerdictKind.ROLLED_BACK, next.reason(), null);

@@ -258,7 +258,7 @@ public final class ServiceRuntime implements ServiceView {
 	/**
 	 * Returns whether an attempt's latency must be measured: peak-EWMA reads it, and so
 	 * do latency-based ejection ({@code health.passive.latency-factor}) and load-aware
-	 * localities ({@code locality.load-aware}) whatever the algorithm.
+	 * levels' spill (their {@code load-aware}) whatever the algorithm.
 	 * @return whether latency is recorded
 	 */
 	public boolean recordsLatency() {

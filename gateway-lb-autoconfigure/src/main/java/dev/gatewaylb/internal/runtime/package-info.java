@@ -1,11 +1,12 @@
 /**
  * The per-service runtime: one immutable
- * {@link dev.gatewaylb.internal.runtime.ServiceRuntime} per service, built on the control
- * thread when configuration or discovery changes and never on the request path; the
- * registry the request path reads; the factory that carries state from one runtime to the
- * next; the retirement of replaced pools; the jobs over every runtime (latency ejection,
- * the hedge window, active health probes); Spring Cloud LoadBalancer's view of it; split
- * counters.
+ * {@link dev.gatewaylb.internal.runtime.ServiceRuntime} per service (its core, and each
+ * feature's state), built on the control thread when configuration or discovery changes
+ * and never on the request path; the registry the request path reads; the factory that
+ * carries state from one runtime to the next; the retirement of replaced pools; the one
+ * skeleton of a job run for every service; Spring Cloud LoadBalancer's view of it; split
+ * counters. Imports no feature: the features are handed in as
+ * {@link dev.gatewaylb.internal.runtime.ServiceFeature}s.
  */
 @NullMarked
 package dev.gatewaylb.internal.runtime;

@@ -94,8 +94,8 @@ final class SettingsMapper {
 	 * @return the settings
 	 * @throws InvalidConfigurationPropertyValueException as
 	 * {@link #map(GatewayLbProperties)}, and naming
-	 * {@code spring.cloud.loadbalancer.zone} when a service enables localities and the
-	 * gateway has no zone
+	 * {@code spring.cloud.loadbalancer.zone} when a service's endpoints form levels by
+	 * zone and the gateway has no zone
 	 */
 	static GatewayLbSettings map(GatewayLbProperties properties, @Nullable String zone) {
 		ServiceSettings defaults = resolve(DEFAULTS_PATH, properties.defaults(), ServiceProperties.NONE, zone);

@@ -241,7 +241,7 @@ class RolloutTests {
 		assertThat(back.kind()).isEqualTo(Judgement.Kind.ROLLED_BACK);
 		assertThat(back.status().percent()).isZero();
 		assertThat(back.status().reason())
-			.isEqualTo("mismatch rate 0.0300 of 100 mirrored answers in the shadow stage (max-mismatch-rate 0.02)");
+			.isEqualTo("mismatch rate 0.0300 of 100 compared answers in the shadow stage (max-mismatch-rate 0.02)");
 		assertThat(Rollout.judgeShadow(plan, next.status(), 1_000, 1_000, 5).kind()).as("no longer shadowing")
 			.isEqualTo(Judgement.Kind.NOT_DUE);
 		assertThat(Rollout.promote(plan, status).state()).isEqualTo(Rollout.State.PROMOTED);

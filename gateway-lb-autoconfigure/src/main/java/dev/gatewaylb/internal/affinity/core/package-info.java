@@ -1,6 +1,6 @@
 /**
- * Sticky sessions to an endpoint: the signed affinity cookie that names a service's
- * endpoint, which every replica that shares the secret honours. Pure Java.
+ * The signer and checker of endpoint affinity cookies: an endpoint's stable id and an
+ * HMAC-SHA256 that every replica sharing the secret honours. Pure Java.
  */
 @NullMarked
 package dev.gatewaylb.internal.affinity.core;

@@ -1,7 +1,7 @@
 /**
- * Overload protection: adaptive concurrency limits per endpoint, computed by Netflix's
- * concurrency-limits algorithms from samples the request path adds to each endpoint, and
- * the partitions that share a service's limit. Plain Java and that library.
+ * Overload protection, as pure Java: adaptive concurrency limits per endpoint, computed
+ * by Netflix's concurrency-limits algorithms from the samples the request path adds, and
+ * the partitions that share a service's limit.
  */
 @NullMarked
 package dev.gatewaylb.internal.overload.core;
