@@ -95,7 +95,11 @@ public final class ProxiedExchange {
 
 	private @Nullable ServiceRuntime runtime;
 
-	private SplitDecision decision;
+	/**
+	 * What the split decided, or {@code null} for a request to a service: no allocation
+	 * for the common exchange.
+	 */
+	private @Nullable SplitDecision decision;
 
 	private AffinitySession affinity = AffinitySession.NONE;
 
@@ -117,7 +121,6 @@ public final class ProxiedExchange {
 		this.exchange = exchange;
 		this.chain = chain;
 		this.picks = new Picks(lease, exchange, url, schemePrefix, this.settings.trustedProxies());
-		this.decision = SplitDecision.none(url.getHost(), exchange);
 	}
 
 	/**
@@ -126,23 +129,23 @@ public final class ProxiedExchange {
 	 */
 	public Mono<Void> run() {
 		SplitSettings split = this.split;
+		String service = this.url.getHost();
 		if (split != null) {
-			this.decision = this.services.splits()
+			SplitDecision decision = this.services.splits()
 				.route(this.exchange, split, this.settings.trustedProxies(), this.picks::clientAddress);
-			replace(this.decision.exchange());
-			this.picks.decided(this.decision.hashKey(), this.decision.rollout() != null);
+			this.decision = decision;
+			replace(decision.exchange());
+			this.picks.decided(decision.hashKey(), decision.rollout() != null);
+			service = decision.service();
 		}
-		String service = this.decision.service();
-		ServiceRuntime runtime = this.services.runtimes().find(service);
-		if (runtime == null) {
-			// A service nobody knows is answered as one with no endpoint, and not
-			// tracked.
-			return this.services.runtimes()
-				.whenReady(service)
-				.switchIfEmpty(Mono.error(() -> unknownService(service)))
-				.flatMap(this::start);
-		}
-		return start(runtime);
+		String named = service;
+		ServiceRuntime runtime = this.services.runtimes().find(named);
+		// A service nobody knows is answered as one with no endpoint, and not tracked.
+		return (runtime != null) ? start(runtime)
+				: this.services.runtimes()
+					.whenReady(named)
+					.switchIfEmpty(Mono.error(() -> unknownService(named)))
+					.flatMap(this::start);
 	}
 
 	/**
@@ -209,7 +212,7 @@ public final class ProxiedExchange {
 	 */
 	private void mirror(ServiceRuntime runtime) {
 		MirrorState state = runtime.feature(MirrorState.class);
-		RolloutTrack stage = this.decision.shadowStage();
+		RolloutTrack stage = (this.decision != null) ? this.decision.shadowStage() : null;
 		boolean staged = stage != null && !runtime.id().equalsIgnoreCase(stage.plan().target());
 		MirrorSettings mirroring = staged ? MirrorSettings.shadowStage(stage.plan().target()) : state.settings();
 		String target = mirroring.target();
@@ -291,7 +294,10 @@ public final class ProxiedExchange {
 				return Mono.empty();
 			}
 			int status = code.value();
-			this.decision.answered(status, runtime.nanoTime() - attempt.startNanos());
+			SplitDecision decision = this.decision;
+			if (decision != null) {
+				decision.answered(status, runtime.nanoTime() - attempt.startNanos());
+			}
 			Outcome.Kind kind = attempt.answered(status);
 			if (response.isCommitted() || !mayRetry(runtime, kind, status)) {
 				answered(attempt, status);
@@ -303,7 +309,7 @@ public final class ProxiedExchange {
 		if (kind.charge() == Outcome.Charge.FAILURE) {
 			// What passive health charges the endpoint for (a connection failure, a
 			// timeout); nothing for a client that left or an attempt the gateway gave up.
-			this.decision.failed();
+			rolloutFailed();
 		}
 		if (kind == Outcome.Kind.NOT_UPSTREAM) {
 			answered(null, 0);
@@ -335,7 +341,7 @@ public final class ProxiedExchange {
 		if (kind == Outcome.Kind.SATURATED) {
 			// The side's own pool was full: the client gets the gateway's 503, and a
 			// canary too small for its step must not look healthy for it.
-			this.decision.failed();
+			rolloutFailed();
 		}
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, kind, runtime.id(), error);
@@ -398,7 +404,7 @@ public final class ProxiedExchange {
 	private NotFoundException noEndpoint(ServiceRuntime runtime) {
 		runtime.counters().noEndpoint().increment();
 		answered(null, 0);
-		this.decision.failed();
+		rolloutFailed();
 		return unknownService(runtime.id());
 	}
 
@@ -412,6 +418,16 @@ public final class ProxiedExchange {
 		runtime.feature(OverloadState.class).shed().increment();
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);
+	}
+
+	/**
+	 * Counts an error of the exchange on its rollout's side, if a rollout judges it.
+	 */
+	private void rolloutFailed() {
+		SplitDecision decision = this.decision;
+		if (decision != null) {
+			decision.failed();
+		}
 	}
 
 	/**

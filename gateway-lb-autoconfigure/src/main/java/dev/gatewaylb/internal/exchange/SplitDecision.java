@@ -24,16 +24,6 @@ record SplitDecision(String service, ServerWebExchange exchange, @Nullable Strin
 		@Nullable RolloutWindow rollout, int rolloutClient, @Nullable RolloutTrack shadowStage) {
 
 	/**
-	 * Returns the decision of an exchange to a service that is not a split's.
-	 * @param service the service id
-	 * @param exchange the exchange
-	 * @return the decision
-	 */
-	static SplitDecision none(String service, ServerWebExchange exchange) {
-		return new SplitDecision(service, exchange, null, null, 0, null);
-	}
-
-	/**
 	 * Counts an error of the exchange on its rollout's side, if it is judged: what the
 	 * client got was not the release's answer.
 	 */
