@@ -460,6 +460,18 @@ start_fast_backend() {
 	BACKEND_PID=$LAST_PID
 }
 
+# The shadow of the mirror and soak scenarios: another nginx answering what the fast
+# backend answers, on SHADOW_PORTS.
+start_shadow_backend() {
+	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
+	start_nginx shadow "	server {
+		listen 127.0.0.1:${SHADOW_PORTS[0]};
+		listen 127.0.0.1:${SHADOW_PORTS[1]};
+		listen 127.0.0.1:${SHADOW_PORTS[2]};
+		location / { default_type text/plain; return 200 \"ok\n\"; }
+	}"
+}
+
 start_all() {
 	start_fast_backend
 	start_nginx proxy "	upstream bench {
@@ -1373,13 +1385,7 @@ mirror() {
 	# unpinned_run's connections
 	local UNPINNED_CONNECTIONS=$MIRROR_CONNECTIONS
 	start_fast_backend
-	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
-	start_nginx shadow "	server {
-		listen 127.0.0.1:${SHADOW_PORTS[0]};
-		listen 127.0.0.1:${SHADOW_PORTS[1]};
-		listen 127.0.0.1:${SHADOW_PORTS[2]};
-		location / { default_type text/plain; return 200 \"ok\n\"; }
-	}"
+	start_shadow_backend
 	local shadow_pid=$LAST_PID
 	log "gateway: (c) with gateway-lb on $STARTER_PORT"
 	start_gateway starter "$STARTER_PORT"
@@ -1554,13 +1560,7 @@ soak_settle() { # waits until the soak service has no request in flight (mirrors
 
 soak() {
 	start_fast_backend
-	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
-	start_nginx shadow "	server {
-		listen 127.0.0.1:${SHADOW_PORTS[0]};
-		listen 127.0.0.1:${SHADOW_PORTS[1]};
-		listen 127.0.0.1:${SHADOW_PORTS[2]};
-		location / { default_type text/plain; return 200 \"ok\n\"; }
-	}"
+	start_shadow_backend
 	log "gateway: (c) with gateway-lb on $STARTER_PORT, every feature on"
 	start_gateway starter "$STARTER_PORT"
 	local pid=$LAST_PID
