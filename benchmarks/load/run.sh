@@ -158,6 +158,8 @@
 #   JIT_WARMUP_MAX=120 JIT_QUIET_SECONDS=10 JIT_QUIET_PERCENT=1 JIT_STEP=5
 #   UNPINNED_SAME_SETTINGS="--gateway.lb.defaults.timeouts.response=0s --gateway.lb.defaults.retry.attempts=0"
 #   PROFILE=cpu|itimer|wall|jfr PROFILE_DURATION=20 ASYNC_PROFILER_VERSION=4.2
+#   GATEWAY_JAR=path/to/sample-app.jar   every gateway from this jar instead of the work
+#                                   tree's (soak: the live heap of another build)
 #   CANDIDATE_JAR=path/to/sample-app.jar   --unpinned: a fourth gateway, (g), from another
 #                                   build (a change under test) with (c)'s settings
 set -euo pipefail
@@ -165,7 +167,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LOAD=$ROOT/benchmarks/load
 WORK=$ROOT/benchmarks/target/load
-BUILT_SAMPLE_JAR=$ROOT/sample-app/target/sample-app-0.1.0-SNAPSHOT.jar
+BUILT_SAMPLE_JAR=${GATEWAY_JAR:-$ROOT/sample-app/target/sample-app-0.1.0-SNAPSHOT.jar}
 BUILT_BENCH_JAR=$ROOT/benchmarks/target/benchmarks.jar
 # Copies, so that a rebuild in the work tree during a run cannot change what runs.
 SAMPLE_JAR=$WORK/gateway.jar
@@ -302,7 +304,9 @@ require() { # require TOOL...
 		# Without the old jar: Maven keeps a jar whose classes did not change, and Spring
 		# Boot's repackage leaves an already repackaged jar alone, so the sample app's jar
 		# would keep the gateway-lb it was first built with.
-		rm -f "$BUILT_SAMPLE_JAR" "$BUILT_SAMPLE_JAR.original"
+		if [ -z "${GATEWAY_JAR:-}" ]; then
+			rm -f "$BUILT_SAMPLE_JAR" "$BUILT_SAMPLE_JAR.original"
+		fi
 		# To stderr: stdout is the results, to paste (Maven -q still prints colour codes).
 		(cd "$ROOT" && mvn -B -q -Pbenchmarks -pl benchmarks,sample-app -am package -DskipTests) >&2
 	fi
