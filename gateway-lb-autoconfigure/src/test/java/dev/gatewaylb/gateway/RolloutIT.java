@@ -193,7 +193,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat(load.window(200).share("ramp-canary")).isZero();
 			refresh(Map.of("gateway.lb.splits.ramp.rollout.target", "ramp-canary",
 					"gateway.lb.splits.ramp.rollout.steps", "20,50,100", "gateway.lb.splits.ramp.rollout.interval",
-					"3s", "gateway.lb.splits.ramp.rollout.min-requests", 20,
+					"2s", "gateway.lb.splits.ramp.rollout.min-requests", 20,
 					// Loopback answers take a few milliseconds: a GC pause on a busy
 					// build machine must not pass for a slow canary.
 					"gateway.lb.splits.ramp.rollout.max-latency-ratio", 5));

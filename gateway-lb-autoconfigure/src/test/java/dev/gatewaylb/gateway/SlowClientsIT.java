@@ -132,7 +132,8 @@ class SlowClientsIT extends GatewayIntegrationTest {
 
 	@Test
 	void aClientThatReadsSlowlyButSteadilyIsNeverCut() throws Exception {
-		int size = 1024 * 1024;
+		// The Bulk backend answers in whole chunks of 64 KB: 6 of them.
+		int size = 384 * 1024;
 		double cutBefore = metric("gateway_lb_slow_clients_total{reason=\"response-write-idle\",service=\"bulk\"}");
 		long start = System.nanoTime();
 		try (Socket socket = new Socket()) {
@@ -144,19 +145,19 @@ class SlowClientsIT extends GatewayIntegrationTest {
 				.getBytes(StandardCharsets.US_ASCII));
 			out.flush();
 			InputStream in = socket.getInputStream();
-			byte[] buffer = new byte[32 * 1024];
+			byte[] buffer = new byte[8 * 1024];
 			long read = 0;
 			for (int n = in.read(buffer); n > 0; n = in.read(buffer)) {
 				read += n;
-				// About 300 KB a second: the whole answer takes longer than the limit,
+				// At most 80 KB a second: the whole answer takes longer than the limit,
 				// no gap comes near it.
 				Thread.sleep(100);
 			}
 			assertThat(read).as("headers and the whole body").isGreaterThan(size);
 		}
-		// The client's own pauses alone (100 ms per read of at most 32 KB, over 1 MB)
-		// make
-		// the whole answer take longer than the limit.
+		// The client's own pauses alone (100 ms per read of at most 8 KB, over 384 KB:
+		// 4.8
+		// s) make the whole answer take longer than the limit.
 		assertThat((System.nanoTime() - start) / 1_000_000).as("ms to read it all").isGreaterThan(WRITE_IDLE_MILLIS);
 		assertThat(metric("gateway_lb_slow_clients_total{reason=\"response-write-idle\",service=\"bulk\"}"))
 			.isEqualTo(cutBefore);
