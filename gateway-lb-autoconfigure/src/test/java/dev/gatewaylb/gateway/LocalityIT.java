@@ -221,7 +221,7 @@ class LocalityIT extends GatewayIntegrationTest {
 	@Test
 	void aQueueingZoneSpillsToTheNextWhereStrictPreferenceStays() {
 		// One client: every request stays in the zone.
-		Map<String, Integer> calm = send("/aware/", 300, Map.of());
+		Map<String, Integer> calm = send("/aware/", 100, Map.of());
 		assertThat(calm.keySet()).as("one client's requests: %s", calm)
 			.allSatisfy((backend) -> assertThat(backend).startsWith("wa"));
 		// 32 clients queue at zone-a's three single-worker backends.
