@@ -39,7 +39,8 @@ final class GatewayClient implements AutoCloseable {
 				.defaultIfEmpty("")
 				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
 						response.responseHeaders().getAll("Set-Cookie"),
-						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")))));
+						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")),
+						response.responseHeaders().get("Retry-After"))));
 	}
 
 	/**
@@ -61,7 +62,8 @@ final class GatewayClient implements AutoCloseable {
 				.defaultIfEmpty("")
 				.map((text) -> new Answer(response.status().code(), response.responseHeaders().get("X-Backend"), text,
 						response.responseHeaders().getAll("Set-Cookie"),
-						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")))))
+						Long.parseLong(response.responseHeaders().get("X-Backend-Delay", "-1")),
+						response.responseHeaders().get("Retry-After"))))
 			.block(Duration.ofSeconds(30));
 	}
 
@@ -105,11 +107,12 @@ final class GatewayClient implements AutoCloseable {
 	}
 
 	/**
-	 * An answer: its status, the backend that gave it, the body, the cookies set, and the
+	 * An answer: its status, the backend that gave it, the body, the cookies set, the
 	 * delay the backend waited before it answered ({@link TestBackend}'s
-	 * {@code X-Backend-Delay}, -1 when absent).
+	 * {@code X-Backend-Delay}, -1 when absent), and its {@code Retry-After}.
 	 */
-	record Answer(int status, String backend, String body, List<String> setCookies, long backendDelayMillis) {
+	record Answer(int status, String backend, String body, List<String> setCookies, long backendDelayMillis,
+			@Nullable String retryAfter) {
 	}
 
 }

@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -94,33 +95,27 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 
 	@Test
 	void aBlackHoledAddressCostsTheDelayWithTheRaceAndTheConnectTimeoutWithout() {
-		List<Long> raced = new ArrayList<>();
+		// The race's service keeps the default timeouts.connect, 5 s: an IPv4 attempt
+		// that took it all would leave nothing for IPv6, and the answer would be 502.
 		for (int i = 0; i < 5; i++) {
-			long start = System.nanoTime();
 			GatewayClient.Answer answer = this.client.getNow("/raced/?close");
-			raced.add((System.nanoTime() - start) / 1_000_000);
 			assertThat(answer.status()).as("answer %s", i).isEqualTo(200);
 			assertThat(answer.backend()).isEqualTo("ipv6");
 		}
-		// Each dial: the IPv4 attempt, 250 ms, the IPv6 probe's handshake, the fresh
-		// connection's.
-		assertThat(raced).as("ms per request, each a new dial")
-			.allSatisfy((millis) -> assertThat(millis).isLessThan(1_000));
 		assertThat(state("raced").consecutiveFailures()).as("failures charged").isZero();
 		assertThat(state("raced").timesEjected()).isZero();
 
-		List<Long> serial = new ArrayList<>();
 		for (int i = 0; i < 2; i++) {
 			long start = System.nanoTime();
 			GatewayClient.Answer answer = this.client.getNow("/serial/?close");
-			serial.add((System.nanoTime() - start) / 1_000_000);
+			long millis = (System.nanoTime() - start) / 1_000_000;
 			// The IPv4 attempt takes the whole of timeouts.connect: none is left for
 			// IPv6.
 			assertThat(answer.status()).as("answer %s", i).isEqualTo(502);
+			// Not before the connect timeout: a busy machine makes it later, never
+			// sooner.
+			assertThat(millis).as("ms without the race").isGreaterThanOrEqualTo(SERIAL_CONNECT_MILLIS - 50);
 		}
-		assertThat(serial).as("ms per request without the race")
-			.allSatisfy((millis) -> assertThat(millis).isGreaterThanOrEqualTo(SERIAL_CONNECT_MILLIS - 50)
-				.isLessThan(SERIAL_CONNECT_MILLIS * 3));
 	}
 
 	@Test
@@ -135,24 +130,27 @@ class HappyEyeballsIT extends GatewayIntegrationTest {
 	@Test
 	void aTlsHandshakeThatNeverEndsIsCutAtTheConnectTimeout() {
 		long start = System.nanoTime();
-		GatewayClient.Answer answer = this.client.getNow("/silent/");
+		// Spring Cloud Gateway's own handshake timeout is 10 s: an answer within the
+		// client's 5 s is the dial's, what was left of 300 ms after the TCP connect.
+		GatewayClient.Answer answer = this.client.get("/silent/", Map.of()).block(Duration.ofSeconds(5));
 		long millis = (System.nanoTime() - start) / 1_000_000;
 		assertThat(answer.status()).isEqualTo(502);
 		assertThat(answer.body()).contains("upstream connect failed");
-		// Spring Cloud Gateway's handshake timeout is 10 s: the dial's is what was left
-		// of 300 ms after the TCP connect.
-		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
+		assertThat(millis).as("ms until the answer, never before the timeout")
+			.isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50);
 		assertThat(silentTls.accepted()).as("TCP connections the TLS endpoint accepted").isPositive();
 	}
 
 	@Test
 	void aNameTheDnsServerNeverAnswersIsCutAtTheConnectTimeout() {
 		long start = System.nanoTime();
-		GatewayClient.Answer answer = this.client.getNow("/unanswered/");
+		// The resolver's own query timeout is 5 s: an answer within the client's 4 s is
+		// the dial's timeout of 300 ms.
+		GatewayClient.Answer answer = this.client.get("/unanswered/", Map.of()).block(Duration.ofSeconds(4));
 		long millis = (System.nanoTime() - start) / 1_000_000;
 		assertThat(answer.status()).isEqualTo(502);
-		// The resolver's own query timeout is 5 s.
-		assertThat(millis).as("ms until the answer").isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50).isLessThan(2_000);
+		assertThat(millis).as("ms until the answer, never before the timeout")
+			.isGreaterThanOrEqualTo(TLS_CONNECT_MILLIS - 50);
 		assertThat(dns.questions("silent.gwlb.test")).as("questions asked").isPositive();
 	}
 

@@ -18,9 +18,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * Latency-based ejection ({@code health.passive.latency-factor}) under 16 concurrent
  * clients: one backend ten times slower than its two peers (20/20/200 ms) is ejected, so
- * that it gets nothing and its answers, the tail of the same backends without ejection,
- * are gone; it comes back, ramping, once it is fast again; and never more endpoints are
- * out than {@code max-ejection-percent} allows.
+ * that it gets nothing; it comes back, ramping, once it is fast again; and never more
+ * endpoints are out than {@code max-ejection-percent} allows. What ejection does for the
+ * tail (p99 against the all-healthy p99) is a target of the load benchmarks
+ * ({@code run.sh tail}, docs/benchmarks.md).
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class LatencyEjectionIT extends GatewayIntegrationTest {
@@ -39,13 +40,9 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		gateway.route("tail")
 			.instances("tail", tail)
 			.set("gateway.lb.services.tail.algorithm", "least-requests")
-			.set("gateway.lb.services.tail.slow-start", "5s")
+			.set("gateway.lb.services.tail.slow-start", "3s")
 			.set("gateway.lb.services.tail.health.passive.latency-factor", 3)
 			.set("gateway.lb.services.tail.health.passive.base-ejection-time", "8s");
-		// The same backends without latency-based ejection: the tail to compare with.
-		gateway.route("tail-unejected")
-			.instances("tail-unejected", tail)
-			.set("gateway.lb.services.tail-unejected.algorithm", "least-requests");
 		gateway.route("capped")
 			.instances("capped", capped)
 			.set("gateway.lb.services.capped.algorithm", "least-requests")
@@ -65,31 +62,17 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		TestBackend slow = tail.get(2);
 		tail.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
 		slow.delay(Duration.ofMillis(200));
-		ClientLoad.Window unejected;
-		try (ClientLoad load = new ClientLoad(this.client, "/tail-unejected/", CLIENTS)) {
-			load.await(200);
-			unejected = load.window(1600);
-		}
 		try (ClientLoad load = new ClientLoad(this.client, "/tail/", CLIENTS, () -> ejected("tail"))) {
 			await().atMost(Duration.ofSeconds(20)).until(() -> !isPickable("tail", address(slow)));
 			// Requests that picked it before the rebuild still finish there (within its
 			// 200 ms): the window starts after them.
 			load.awaitAnsweredSoFar();
-			// 400 answers take half a second here, a few seconds on a machine busy with
-			// other builds: well within the ejection.
 			ClientLoad.Window window = load.window(400);
-			assertThat(isEjected("tail", slow)).as("still within the 8 s ejection, so the window means something")
-				.isTrue();
-			System.out.printf("latency ejection figures: ejected %s; without ejection %s%n", window, unejected);
+			// The window means something only if the ejection lasted through it: 400
+			// answers take half a second here, a few on a machine busy with other builds,
+			// against the 8 s ejection.
+			assertThat(isEjected("tail", slow)).as("still ejected after the window").isTrue();
 			assertThat(window.count("tail-slow")).as("slow backend's answers while ejected: %s", window).isZero();
-			// Without ejection least-requests still sends the slow backend more than 1%
-			// of the requests (its share of the requests in flight), so the p99 is one of
-			// its 200 ms answers whatever the machine's speed; while it is ejected none
-			// of its answers is left in the tail. The p99s are printed above; tail
-			// figures are the benchmarks'.
-			assertThat(unejected.count("tail-slow")).as("slow answers without ejection: %s", unejected)
-				.isGreaterThan(unejected.size() / 100);
-			assertThat(unejected.p99Millis()).as("p99 without ejection: %s", unejected).isGreaterThanOrEqualTo(200);
 			slow.delay(Duration.ofMillis(20));
 			// Back under slow start: for its first seconds it weighs less than its peers.
 			await().atMost(Duration.ofSeconds(20)).until(() -> {
@@ -112,7 +95,7 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 		try (ClientLoad load = new ClientLoad(this.client, "/capped/", CLIENTS, () -> ejected("capped"))) {
 			await().atMost(Duration.ofSeconds(20)).until(() -> ejected("capped") >= 1);
 			// Both slow endpoints stay outliers for many evaluations; 20% of 5 is one.
-			load.await(3000);
+			load.await(1500);
 			assertThat(load.maxEjected()).isEqualTo(1);
 			assertThat(load.failures()).isZero();
 		}

@@ -27,6 +27,8 @@ final class OpenLoad {
 
 	private final ConnectionProvider connections;
 
+	private volatile boolean stopped;
+
 	private OpenLoad(int port) {
 		// Enough connections that the client never queues: an open loop does not wait.
 		this.connections = ConnectionProvider.builder("open-load")
@@ -41,8 +43,8 @@ final class OpenLoad {
 	}
 
 	/**
-	 * Sends {@code perSecond} requests a second for {@code duration} and waits for the
-	 * last answer (or the last request's patience).
+	 * Sends {@code perSecond} requests a second for {@code duration}, or until
+	 * {@link #stop()}, and waits for the last answer (or the last request's patience).
 	 * @param path the path
 	 * @param perSecond the rate
 	 * @param duration how long
@@ -56,7 +58,7 @@ final class OpenLoad {
 		Map<String, Result> results = new ConcurrentHashMap<>();
 		long count = perSecond * duration.toMillis() / 1000;
 		long periodNanos = 1_000_000_000L / perSecond;
-		Flux.interval(Duration.ofNanos(periodNanos)).take(count).flatMap((n) -> {
+		Flux.interval(Duration.ofNanos(periodNanos)).take(count).takeWhile((n) -> !this.stopped).flatMap((n) -> {
 			String type = classOf.apply(n.intValue());
 			Result result = results.computeIfAbsent(type, (t) -> new Result());
 			long start = System.nanoTime();
@@ -75,6 +77,14 @@ final class OpenLoad {
 				});
 		}, Integer.MAX_VALUE).blockLast(duration.plus(patience).plusSeconds(30));
 		return results;
+	}
+
+	/**
+	 * Sends no more requests: a {@link #run} in progress returns once the requests sent
+	 * are answered or given up.
+	 */
+	void stop() {
+		this.stopped = true;
 	}
 
 	void close() {

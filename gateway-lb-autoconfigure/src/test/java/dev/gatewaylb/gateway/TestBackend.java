@@ -8,12 +8,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
+import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -22,6 +24,12 @@ import reactor.netty.http.server.HttpServer;
  * and in {@code X-Backend}, after an adjustable delay, and counts what it served. The
  * status is 200, or the request's {@code status} query parameter, or 500 for every
  * {@link #failEvery n-th} request that names none.
+ * <p>
+ * A request can be held: it waits, counted {@link #held()} and {@link #active()}, until
+ * the test {@link #release() releases} it, for a test that needs an answer to come after
+ * an event of its own rather than after a time. Held are the requests that carry a
+ * {@code hold=1} query parameter or that a {@link #holdWhen draw} picks, until the first
+ * release, and every request while the backend {@link #hold() holds}.
  */
 final class TestBackend implements AutoCloseable {
 
@@ -47,6 +55,24 @@ final class TestBackend implements AutoCloseable {
 	private volatile @Nullable LongSupplier delays;
 
 	private final AtomicInteger active = new AtomicInteger();
+
+	private final AtomicInteger held = new AtomicInteger();
+
+	/**
+	 * Which requests are held: those that ask (from the start), every one, or none (from
+	 * a release on).
+	 */
+	private volatile Holding holding = Holding.ASKING;
+
+	/**
+	 * What the requests held now wait for; replaced by each {@link #release()}.
+	 */
+	private volatile Sinks.Empty<Void> gate = Sinks.empty();
+
+	/**
+	 * Draws whether a request that does not ask is held, when set.
+	 */
+	private volatile @Nullable BooleanSupplier holdDraws;
 
 	private final AtomicInteger failEvery = new AtomicInteger();
 
@@ -130,6 +156,16 @@ final class TestBackend implements AutoCloseable {
 					.sendString(Mono.just(name))
 					.then());
 			Mono<Void> delayed = (delay > 0) ? Mono.delay(Duration.ofMillis(delay)).then(answer) : answer;
+			// The gate before the flag: a release in between lets this request go with
+			// those it releases, never leaves it behind a gate nobody opens.
+			Sinks.Empty<Void> gate = this.gate;
+			Holding holding = this.holding;
+			BooleanSupplier draws = this.holdDraws;
+			if (holding == Holding.ALL || (holding == Holding.ASKING
+					&& (queryParameter(request.uri(), "hold", 0) > 0 || (draws != null && draws.getAsBoolean())))) {
+				this.held.incrementAndGet();
+				delayed = gate.asMono().doFinally((signal) -> this.held.decrementAndGet()).then(delayed);
+			}
 			return delayed.doFinally((signal) -> {
 				if (signal == SignalType.CANCEL) {
 					this.cancelled.incrementAndGet();
@@ -204,6 +240,42 @@ final class TestBackend implements AutoCloseable {
 		this.delays = millis;
 	}
 
+	/**
+	 * Holds the requests {@code draws} says to hold (called once per request, from the
+	 * server's event loops), as well as those that ask, until {@link #release()};
+	 * {@code null} draws none.
+	 */
+	void holdWhen(@Nullable BooleanSupplier draws) {
+		this.holdDraws = draws;
+	}
+
+	/**
+	 * Holds every request from now on, until {@link #release()}.
+	 */
+	void hold() {
+		this.holding = Holding.ALL;
+	}
+
+	/**
+	 * Lets every request held so far go on to its answer, and holds none from now on,
+	 * whether it asks or not, until {@link #hold()}: a request that waited elsewhere
+	 * while the test held the others (for a connection, say) is not held in its turn.
+	 */
+	void release() {
+		this.holding = Holding.NONE;
+		Sinks.Empty<Void> released = this.gate;
+		this.gate = Sinks.empty();
+		released.tryEmitEmpty();
+	}
+
+	/**
+	 * Returns the requests held now: arrived, neither released nor given up by their
+	 * caller.
+	 */
+	int held() {
+		return this.held.get();
+	}
+
 	int requests() {
 		return this.requests.get();
 	}
@@ -270,6 +342,12 @@ final class TestBackend implements AutoCloseable {
 	@Override
 	public void close() {
 		this.server.disposeNow();
+	}
+
+	private enum Holding {
+
+		ASKING, ALL, NONE
+
 	}
 
 }

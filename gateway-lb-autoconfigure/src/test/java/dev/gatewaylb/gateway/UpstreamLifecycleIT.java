@@ -54,7 +54,7 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.busy.health.active.enabled", true)
 			.set("gateway.lb.services.busy.health.active.path", "/health")
 			.set("gateway.lb.services.busy.health.active.interval", "200ms")
-			.set("gateway.lb.services.busy.health.active.timeout", "300ms")
+			.set("gateway.lb.services.busy.health.active.timeout", "1s")
 			.route("streaming")
 			.instances("streaming", List.of(streaming))
 			.route("fresh")
@@ -75,23 +75,26 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 
 	@Test
 	void probesAnEndpointWhoseOnlyConnectionIsTakenOnAConnectionOfTheirOwn() {
-		int probesBefore = busy.requests();
-		Mono<GatewayClient.Answer> held = this.client.get("/busy/held?delay=2000", Map.of()).cache();
+		int requestsBefore = busy.requests();
+		// Held at the backend until the test lets it go: the traffic's only connection
+		// stays taken however long the test takes.
+		Mono<GatewayClient.Answer> held = this.client.get("/busy/held?hold=1", Map.of()).cache();
 		Disposable holding = held.subscribe();
 		try {
-			await().atMost(Duration.ofSeconds(2)).until(() -> busy.active() == 1);
-			// Four intervals with the traffic's only connection taken: a probe queued
-			// behind it would time out and mark the endpoint unhealthy.
-			long until = System.nanoTime() + Duration.ofMillis(1000).toNanos();
-			while (System.nanoTime() - until < 0) {
+			await().atMost(Duration.ofSeconds(5)).until(() -> busy.held() == 1);
+			// Probes queued behind the held request would never reach the endpoint, and
+			// would time out and mark it unhealthy: three that reach it, while it stays
+			// healthy, went on connections of their own.
+			await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
 				assertThat(state().isHealthy()).isTrue();
-				sleepQuietly(50);
-			}
-			assertThat(busy.requests() - probesBefore).as("probes reached the endpoint meanwhile")
-				.isGreaterThanOrEqualTo(3);
+				return busy.requests() - requestsBefore - 1 >= 3;
+			});
+			assertThat(busy.held()).as("the traffic's request, still held").isEqualTo(1);
+			busy.release();
 			assertThat(held.block(Duration.ofSeconds(5)).status()).isEqualTo(200);
 		}
 		finally {
+			busy.release();
 			holding.dispose();
 		}
 	}
@@ -191,15 +194,6 @@ class UpstreamLifecycleIT extends GatewayIntegrationTest {
 	private void refresh(Map<String, Object> properties) {
 		this.context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("refresh", properties));
 		this.context.publishEvent(new EnvironmentChangeEvent(this.context, properties.keySet()));
-	}
-
-	private static void sleepQuietly(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }

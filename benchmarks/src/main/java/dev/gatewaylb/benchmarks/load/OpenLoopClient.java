@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
@@ -36,9 +37,14 @@ import reactor.netty.resources.ConnectionProvider;
  * serves; and wrk2's constant rate corrects latencies rather than counting the requests
  * the user gave up on.
  * <p>
+ * With {@code --classes=A,B...} request {@code n} of a phase carries the header
+ * {@code X-Class} with class {@code n mod k} (partitions of a concurrency limit, say),
+ * and each phase prints one line per class, {@code RESULT phase= class= ...}, counted
+ * apart.
+ * <p>
  * Usage: {@code java -cp benchmarks.jar dev.gatewaylb.benchmarks.load.OpenLoopClient
- * URL PATIENCE_MILLIS NAME:RATE:SECONDS...}, for example {@code ... 1000 unloaded:60:6
- * overload:900:20}.
+ * URL PATIENCE_MILLIS [--classes=A,B...] NAME:RATE:SECONDS...}, for example
+ * {@code ... 1000 unloaded:60:6 overload:900:20}.
  */
 public final class OpenLoopClient {
 
@@ -53,9 +59,19 @@ public final class OpenLoopClient {
 		}
 		String url = args[0];
 		Duration patience = Duration.ofMillis(Long.parseLong(args[1]));
+		int first = 2;
+		List<String> classes = List.of();
+		if (args[2].startsWith("--classes=")) {
+			classes = List.of(args[2].substring("--classes=".length()).split(","));
+			first = 3;
+		}
 		List<Phase> phases = new ArrayList<>();
-		for (int i = 2; i < args.length; i++) {
-			phases.add(Phase.parse(args[i]));
+		for (int i = first; i < args.length; i++) {
+			Phase phase = Phase.parse(args[i]);
+			phases.add(phase);
+			for (String name : classes) {
+				phase.classes.add(new Phase(phase.name, phase.rate, phase.seconds, name));
+			}
 		}
 		// Enough connections that the client never queues: an open loop does not wait.
 		ConnectionProvider provider = ConnectionProvider.builder("open-loop")
@@ -68,14 +84,19 @@ public final class OpenLoopClient {
 		Flux<Phase> ticks = Flux.concat(phases.stream()
 			.map((phase) -> Flux.interval(Duration.ofNanos(1_000_000_000L / phase.rate))
 				.take(phase.sent())
-				.map((n) -> phase))
+				.map((n) -> phase.classes.isEmpty() ? phase : phase.classes.get((int) (n % phase.classes.size()))))
 			.toList());
 		Duration total = phases.stream()
 			.map((phase) -> Duration.ofSeconds(phase.seconds))
 			.reduce(Duration.ZERO, Duration::plus);
 		ticks.flatMap((phase) -> {
 			long start = System.nanoTime();
-			return client.get()
+			return client.headers((headers) -> {
+				if (phase.className != null) {
+					headers.set("X-Class", phase.className);
+				}
+			})
+				.get()
 				.uri(url)
 				.responseSingle((response, body) -> body.then(Mono.fromSupplier(() -> Answer.of(response))))
 				.timeout(patience)
@@ -88,7 +109,10 @@ public final class OpenLoopClient {
 				});
 		}, Integer.MAX_VALUE).blockLast(total.plus(patience).plusSeconds(30));
 		for (Phase phase : phases) {
-			System.out.println(phase.result());
+			if (phase.classes.isEmpty()) {
+				System.out.println(phase.result());
+			}
+			phase.classes.forEach((one) -> System.out.println(one.result()));
 		}
 		provider.disposeLater().block(Duration.ofSeconds(10));
 		System.exit(0);
@@ -104,11 +128,16 @@ public final class OpenLoopClient {
 	}
 
 	/**
-	 * One phase's load and what happened to it.
+	 * One phase's load and what happened to it; with classes, what happened to each
+	 * class's requests is a phase of its own, in {@link #classes}.
 	 */
 	private static final class Phase {
 
 		private final String name;
+
+		private final @Nullable String className;
+
+		private final List<Phase> classes = new ArrayList<>();
 
 		private final int rate;
 
@@ -128,10 +157,11 @@ public final class OpenLoopClient {
 
 		private final Histogram latencies = new ConcurrentHistogram(MAX_MICROS, 3);
 
-		private Phase(String name, int rate, long seconds) {
+		private Phase(String name, int rate, long seconds, @Nullable String className) {
 			this.name = name;
 			this.rate = rate;
 			this.seconds = seconds;
+			this.className = className;
 		}
 
 		static Phase parse(String spec) {
@@ -144,11 +174,19 @@ public final class OpenLoopClient {
 			if (rate <= 0 || seconds <= 0) {
 				throw new IllegalArgumentException("phase: " + spec + " (expected: a rate and seconds above 0)");
 			}
-			return new Phase(fields[0], rate, seconds);
+			return new Phase(fields[0], rate, seconds, null);
 		}
 
 		long sent() {
 			return this.rate * this.seconds;
+		}
+
+		/**
+		 * Returns the requests this phase, or this class of it, sent.
+		 */
+		long counted() {
+			return this.ok.sum() + this.shed.sum() + this.unavailable.sum() + this.other.sum() + this.errors.sum()
+					+ this.gaveUp.sum();
 		}
 
 		void answered(Answer answer, long nanos) {
@@ -165,10 +203,12 @@ public final class OpenLoopClient {
 		}
 
 		String result() {
+			String phase = (this.className != null) ? this.name + " class=" + this.className : this.name;
+			long sent = (this.className != null) ? counted() : sent();
 			return String.format(
 					"RESULT phase=%s rate=%d seconds=%d sent=%d ok=%d shed=%d unavailable=%d other=%d errors=%d"
 							+ " gaveup=%d p50=%d p90=%d p99=%d max=%d",
-					this.name, this.rate, this.seconds, sent(), this.ok.sum(), this.shed.sum(), this.unavailable.sum(),
+					phase, this.rate, this.seconds, sent, this.ok.sum(), this.shed.sum(), this.unavailable.sum(),
 					this.other.sum(), this.errors.sum(), this.gaveUp.sum(), this.latencies.getValueAtPercentile(50),
 					this.latencies.getValueAtPercentile(90), this.latencies.getValueAtPercentile(99),
 					this.latencies.getMaxValue());
