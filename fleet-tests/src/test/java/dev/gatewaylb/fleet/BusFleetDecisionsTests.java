@@ -13,6 +13,7 @@ import dev.gatewaylb.bus.EndpointDrainEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 import dev.gatewaylb.internal.control.ScheduledControlThread;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.internal.autoconfigure.Features;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import dev.gatewaylb.internal.settings.FleetSettings;
 import dev.gatewaylb.internal.settings.GatewayLbSettings;
@@ -155,7 +156,7 @@ class BusFleetDecisionsTests {
 						}
 
 					}, new Upstreams(HttpClient::create, Upstreams.Tls.JDK, control), control,
-					ThreadLocalRandom::current);
+					ThreadLocalRandom::current, Features.all());
 			runtimes.start();
 			runtimes.whenReady("shop").block(Duration.ofSeconds(10));
 			EndpointDrainEvent drain = new EndpointDrainEvent();

@@ -3,6 +3,7 @@ package dev.gatewaylb.bus;
 import java.util.Arrays;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -28,8 +29,9 @@ public class EndpointDrainEvent extends FleetEvent {
 	}
 
 	/**
-	 * Creates the event. Not public, so that Jackson 3 takes the constructor without
-	 * arguments and the setters, not this one (whose source would be null).
+	 * Creates the event. Public for the fleet's publisher, in another package; never
+	 * Jackson's creator, which would call it with a {@code null} source: Jackson takes
+	 * the constructor without arguments and the setters.
 	 * @param source the publisher
 	 * @param origin this replica's bus id
 	 * @param destination every replica of the fleet
@@ -41,6 +43,7 @@ public class EndpointDrainEvent extends FleetEvent {
 	 * @param force whether the operator drained it beyond
 	 * {@code health.max-drain-percent}
 	 */
+	@JsonCreator(mode = JsonCreator.Mode.DISABLED)
 	public EndpointDrainEvent(Object source, String origin, Destination destination, String fleet, long version,
 			String service, String endpoint, boolean drain, boolean force) {
 		super(source, origin, destination, fleet, version);

@@ -3,6 +3,7 @@ package dev.gatewaylb.bus;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -31,7 +32,9 @@ public class FleetStateEvent extends FleetEvent {
 	}
 
 	/**
-	 * Creates the answer.
+	 * Creates the event. Public for the fleet's publisher, in another package; never
+	 * Jackson's creator, which would call it with a {@code null} source: Jackson takes
+	 * the constructor without arguments and the setters.
 	 * @param source the publisher
 	 * @param origin this replica's bus id
 	 * @param destination the replica that asked
@@ -40,6 +43,7 @@ public class FleetStateEvent extends FleetEvent {
 	 * @param rollouts where each rollout stands
 	 * @param drains the endpoints drained
 	 */
+	@JsonCreator(mode = JsonCreator.Mode.DISABLED)
 	public FleetStateEvent(Object source, String origin, Destination destination, String fleet, long version,
 			List<RolloutState> rollouts, List<DrainState> drains) {
 		super(source, origin, destination, fleet, version);

@@ -2,6 +2,7 @@ package dev.gatewaylb.bus;
 
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -19,13 +20,16 @@ public class FleetStateRequestEvent extends FleetEvent {
 	}
 
 	/**
-	 * Creates the request.
+	 * Creates the event. Public for the fleet's publisher, in another package; never
+	 * Jackson's creator, which would call it with a {@code null} source: Jackson takes
+	 * the constructor without arguments and the setters.
 	 * @param source the publisher
 	 * @param origin this replica's bus id
 	 * @param destination every replica of the fleet
 	 * @param fleet the fleet's name
 	 * @param version this replica's clock
 	 */
+	@JsonCreator(mode = JsonCreator.Mode.DISABLED)
 	public FleetStateRequestEvent(Object source, String origin, Destination destination, String fleet, long version) {
 		super(source, origin, destination, fleet, version);
 	}

@@ -3,6 +3,7 @@ package dev.gatewaylb.bus;
 import java.util.Arrays;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.cloud.bus.event.Destination;
@@ -32,8 +33,9 @@ public class RolloutVerdictEvent extends FleetEvent {
 	}
 
 	/**
-	 * Creates the event. Not public, so that Jackson 3 takes the constructor without
-	 * arguments and the setters, not this one (whose source would be null).
+	 * Creates the event. Public for the fleet's publisher, in another package; never
+	 * Jackson's creator, which would call it with a {@code null} source: Jackson takes
+	 * the constructor without arguments and the setters.
 	 * @param source the publisher
 	 * @param origin this replica's bus id
 	 * @param destination every replica of the fleet
@@ -46,6 +48,7 @@ public class RolloutVerdictEvent extends FleetEvent {
 	 * @param reason why
 	 * @param byOperator whether an operator asked for it
 	 */
+	@JsonCreator(mode = JsonCreator.Mode.DISABLED)
 	public RolloutVerdictEvent(Object source, String origin, Destination destination, String fleet, long version,
 			String split, String plan, String action, @Nullable String reason, boolean byOperator) {
 		super(source, origin, destination, fleet, version);
