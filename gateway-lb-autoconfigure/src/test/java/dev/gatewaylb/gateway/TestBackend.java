@@ -18,6 +18,7 @@ import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.LoopResources;
 
 /**
  * A real HTTP server on loopback that answers every request with its name, in the body
@@ -98,6 +99,15 @@ final class TestBackend implements AutoCloseable {
 	 */
 	private static final AtomicInteger nextPort = new AtomicInteger(
 			20_000 + (int) (ProcessHandle.current().pid() % 500) * 20);
+
+	/**
+	 * The backends' own event loops, as a backend in a process of its own would have: a
+	 * gateway context that closes can dispose Reactor Netty's global loops (Spring's
+	 * resource factory does when it uses them), and a backend's socket on them could then
+	 * not be closed ("Socket couldn't be stopped within 3000ms"). Daemon threads, never
+	 * disposed: they end with the test JVM.
+	 */
+	private static final LoopResources LOOPS = LoopResources.create("test-backend", 2, true);
 
 	private TestBackend(String name) {
 		this.name = name;
@@ -183,7 +193,7 @@ final class TestBackend implements AutoCloseable {
 		for (int i = 0; i < 200; i++) {
 			int port = nextPort.getAndIncrement();
 			try {
-				return server.port(port).bindNow();
+				return server.runOn(LOOPS).port(port).bindNow();
 			}
 			catch (RuntimeException ex) {
 				last = ex;
