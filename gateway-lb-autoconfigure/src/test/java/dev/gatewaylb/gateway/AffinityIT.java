@@ -110,9 +110,12 @@ class AffinityIT {
 	@AfterAll
 	static void stop() {
 		clients.forEach(GatewayClient::close);
-		replicas.forEach(ConfigurableApplicationContext::close);
+		// The backends before the replicas: a replica that closes can take Reactor
+		// Netty's global event loops with it (Spring's resource factory disposes them
+		// when it uses them), and a backend's socket on them could then not be closed.
 		backends.forEach(TestBackend::close);
 		sessionBackend.disposeNow();
+		replicas.forEach(ConfigurableApplicationContext::close);
 	}
 
 	@AfterEach
