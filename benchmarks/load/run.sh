@@ -464,15 +464,20 @@ start_gateway() { # start_gateway NAME PORT [ARGS...]
 		--bench.slow1="${DELAY_PORTS[0]}" --bench.slow2="${DELAY_PORTS[1]}" --bench.slow3="${DELAY_PORTS[2]}" "$@"
 }
 
-# The fast backend every mode routes to: nginx answering "ok" on three ports.
-start_fast_backend() {
-	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
-	start_nginx backend "	server {
-		listen 127.0.0.1:${BACKEND_PORTS[0]};
-		listen 127.0.0.1:${BACKEND_PORTS[1]};
-		listen 127.0.0.1:${BACKEND_PORTS[2]};
+# An nginx answering "ok" on three ports: ok_backend NAME PORT PORT PORT
+ok_backend() {
+	start_nginx "$1" "	server {
+		listen 127.0.0.1:$2;
+		listen 127.0.0.1:$3;
+		listen 127.0.0.1:$4;
 		location / { default_type text/plain; return 200 \"ok\n\"; }
 	}"
+}
+
+# The fast backend every mode routes to.
+start_fast_backend() {
+	log "fast backend: nginx on ${BACKEND_PORTS[*]}"
+	ok_backend backend "${BACKEND_PORTS[@]}"
 	BACKEND_PID=$LAST_PID
 }
 
@@ -480,12 +485,7 @@ start_fast_backend() {
 # backend answers, on SHADOW_PORTS.
 start_shadow_backend() {
 	log "shadow backend: nginx on ${SHADOW_PORTS[*]}"
-	start_nginx shadow "	server {
-		listen 127.0.0.1:${SHADOW_PORTS[0]};
-		listen 127.0.0.1:${SHADOW_PORTS[1]};
-		listen 127.0.0.1:${SHADOW_PORTS[2]};
-		location / { default_type text/plain; return 200 \"ok\n\"; }
-	}"
+	ok_backend shadow "${SHADOW_PORTS[@]}"
 }
 
 start_all() {
