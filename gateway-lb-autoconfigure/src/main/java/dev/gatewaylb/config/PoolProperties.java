@@ -14,10 +14,14 @@ import org.jspecify.annotations.Nullable;
  * @param pendingTimeout Longest wait for a connection; past it the request is answered
  * 503. 0 means no time limit (max-pending still bounds the queue).
  * @param maxIdleTime How long an idle connection is kept; keep it below the upstream's
- * keep-alive timeout.
+ * keep-alive timeout. With loop affinity each event loop keeps its own idle connections,
+ * so this also bounds how long a quiet service keeps loops x connections open.
+ * @param loopAffinity Whether a request takes its upstream connection on its own event
+ * loop ("preferred": its loop's idle connection, else a new one there, else another
+ * loop's idle one; "off": any idle connection, as Reactor Netty's pool does).
  */
 public record PoolProperties(@Nullable Integer maxConnections, @Nullable Integer maxPending,
-		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime) {
+		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime, @Nullable LoopAffinity loopAffinity) {
 
 	public PoolProperties {
 		if (maxConnections != null && maxConnections <= 0) {

@@ -85,6 +85,8 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	 */
 	static final String POOL = "reactor.netty.connection.provider";
 
+	static final String BORROWED = "gateway.lb.pool.borrowed";
+
 	private final MeterRegistry meterRegistry;
 
 	private final SplitCounters splitCounters;
@@ -301,6 +303,14 @@ public final class GatewayLbMetrics implements RuntimeListener {
 					gauge("pending.connections", tags, metrics, ConnectionPoolMetrics::pendingAcquireSize),
 					gauge("max.connections", tags, metrics, ConnectionPoolMetrics::maxAllocatedSize),
 					gauge("max.pending.connections", tags, metrics, ConnectionPoolMetrics::maxPendingAcquireSize));
+			if (metrics instanceof Upstreams.LoopLocalPool loopLocal) {
+				meters = new ArrayList<>(meters);
+				meters.add(FunctionCounter.builder(BORROWED, loopLocal, Upstreams.LoopLocalPool::borrowed)
+					.tags(tags.and("service", serviceId))
+					.description("Connections of the endpoint taken from another event loop's pool "
+							+ "(pool.loop-affinity: preferred; all of its own loop's were in use and the cap was reached)")
+					.register(GatewayLbMetrics.this.meterRegistry));
+			}
 			synchronized (GatewayLbMetrics.this) {
 				GatewayLbMetrics.this.poolMeters.put(poolName + "\u0000" + id, meters);
 			}

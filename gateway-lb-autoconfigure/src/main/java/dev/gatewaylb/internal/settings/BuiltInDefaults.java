@@ -4,11 +4,12 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.gatewaylb.config.BalancingAlgorithm;
-import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.FailurePercentage;
 import dev.gatewaylb.config.HealthProperties.Passive;
 import dev.gatewaylb.config.HealthProperties.SuccessRate;
+import dev.gatewaylb.config.HealthProperties;
+import dev.gatewaylb.config.LoopAffinity;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -38,7 +39,8 @@ final class BuiltInDefaults {
 
 	static final PeakEwmaProperties PEAK_EWMA = new PeakEwmaProperties(Duration.ofSeconds(10));
 
-	static final PoolProperties POOL = new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30));
+	static final PoolProperties POOL = new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30),
+			LoopAffinity.PREFERRED);
 
 	static final TimeoutProperties TIMEOUTS = new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30),
 			Duration.ZERO, Duration.ofSeconds(60), Duration.ofSeconds(60), DataSize.ofKilobytes(1),

@@ -22,6 +22,7 @@ import dev.gatewaylb.config.GatewayLbProperties;
 import dev.gatewaylb.config.HealthProperties;
 import dev.gatewaylb.config.HealthProperties.Active;
 import dev.gatewaylb.config.HealthProperties.Passive;
+import dev.gatewaylb.config.LoopAffinity;
 import dev.gatewaylb.config.PeakEwmaProperties;
 import dev.gatewaylb.config.PoolProperties;
 import dev.gatewaylb.config.RetryProperties;
@@ -190,7 +191,8 @@ final class SettingsMapper {
 				layers.get(ServiceProperties::http2),
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::responseWriteIdle)),
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::requestBodyMinRate)).toBytes(),
-				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::happyEyeballs)));
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::happyEyeballs)),
+				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::loopAffinity)) == LoopAffinity.PREFERRED);
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

@@ -35,11 +35,13 @@ import org.springframework.core.io.Resource;
  * grace of {@code requestBodyIdleTimeout}, in bytes per second, 0 for none
  * @param happyEyeballs delay between the connect attempts of one dial to a hostname with
  * several addresses, zero for one after another
+ * @param loopAffine whether requests take connections of their own event loop first
+ * ({@code pool.loop-affinity: preferred})
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
-		long requestBodyMinRate, Duration happyEyeballs) {
+		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -57,7 +59,7 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
 				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
 				this.requestBodyIdleTimeout, other.trustedCa, other.http2, this.responseWriteIdleTimeout,
-				this.requestBodyMinRate, other.happyEyeballs));
+				this.requestBodyMinRate, other.happyEyeballs, other.loopAffine));
 	}
 
 	/**

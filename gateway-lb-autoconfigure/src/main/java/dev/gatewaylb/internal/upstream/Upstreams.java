@@ -12,10 +12,10 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import dev.gatewaylb.internal.settings.UpstreamSettings;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.control.ControlThread;
 import dev.gatewaylb.internal.control.RequestClock;
+import dev.gatewaylb.internal.settings.UpstreamSettings;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -45,7 +45,9 @@ import reactor.netty.tcp.SslProvider;
  * <p>
  * Reactor Netty keeps one pool per endpoint address within a provider, so
  * {@code max-connections} and {@code max-pending} hold per endpoint of the service. The
- * pending queue is always bounded.
+ * pending queue is always bounded. With {@code pool.loop-affinity: preferred} (HTTP/1.1)
+ * the provider is a {@link LoopLocalConnectionProvider}: one pool per endpoint and event
+ * loop under one cap per endpoint, shown to the listeners as one pool per endpoint.
  * <p>
  * The service's client reports each request's progress to the {@link UpstreamObserver} in
  * the request's Reactor context, and takes the header deadline from it; requests without
@@ -70,6 +72,11 @@ public final class Upstreams {
 	 * The clock of the dials' and body-idle limits' deadlines: the request clock's time.
 	 */
 	private final LongSupplier nanoClock;
+
+	/**
+	 * The clock of the pending timeouts of loop-affine pools.
+	 */
+	private final RequestClock requestClock;
 
 	/**
 	 * The one resolver of every upstream, or {@code null} for Reactor Netty's default.
@@ -114,6 +121,7 @@ public final class Upstreams {
 		this.tls = tls;
 		this.listenerThread = control;
 		RequestClock clock = control.requestClock();
+		this.requestClock = clock;
 		this.nanoClock = clock::nanoTime;
 		this.resolver = resolver;
 	}
@@ -138,16 +146,6 @@ public final class Upstreams {
 		Map<String, Upstream.Pool> pools = new ConcurrentHashMap<>();
 		int build = this.builds.merge(serviceId, 1, Integer::sum);
 		String name = "gateway-lb-" + serviceId + ((build > 1) ? "-" + build : "");
-		ConnectionProvider provider = ConnectionProvider.builder(name)
-			.maxConnections(settings.maxConnections())
-			.pendingAcquireMaxCount(settings.maxPending())
-			.pendingAcquireTimeout(settings.pendingTimeout())
-			.maxIdleTime(settings.maxIdleTime())
-			.metrics(true, () -> new Registrar(serviceId, pools))
-			.build();
-		EndpointAddresses addresses = new EndpointAddresses();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver,
-				addresses, this.nanoClock), settings, this.nanoClock);
 		ConnectionProvider probeProvider = ConnectionProvider.builder("gateway-lb-probe-" + serviceId)
 			.maxConnections(PROBE_CONNECTIONS)
 			.pendingAcquireMaxCount(PROBE_CONNECTIONS)
@@ -157,7 +155,40 @@ public final class Upstreams {
 		// shown.
 		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver,
 				new EndpointAddresses(), this.nanoClock);
+		Registrar registrar = new Registrar(serviceId, pools);
+		ConnectionProvider provider;
+		EventLoops loops = loopAffine(settings) ? EventLoops
+			.of(probeClient.configuration().loopResources().onClient(probeClient.configuration().isPreferNative()))
+				: null;
+		if (loops != null && loops.size() > 1) {
+			provider = new LoopLocalConnectionProvider(name, settings.maxConnections(), settings.maxPending(),
+					settings.pendingTimeout(), settings.maxIdleTime(), loops, this.requestClock,
+					(endpoint) -> registrar.registerMetrics(endpoint.poolName(), endpoint.id(), endpoint.address(),
+							endpoint),
+					(endpoint, id) -> registrar.deRegisterMetrics(endpoint.poolName(), id, endpoint.address()));
+		}
+		else {
+			provider = ConnectionProvider.builder(name)
+				.maxConnections(settings.maxConnections())
+				.pendingAcquireMaxCount(settings.maxPending())
+				.pendingAcquireTimeout(settings.pendingTimeout())
+				.maxIdleTime(settings.maxIdleTime())
+				.metrics(true, () -> registrar)
+				.build();
+		}
+		EndpointAddresses addresses = new EndpointAddresses();
+		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver,
+				addresses, this.nanoClock), settings, this.nanoClock);
 		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools, addresses);
+	}
+
+	/**
+	 * Whether a service's connections are grouped by event loop: asked for, and over
+	 * HTTP/1.1 only (an h2 connection carries the requests of every loop: Reactor Netty's
+	 * h2 pool keeps its own).
+	 */
+	private static boolean loopAffine(UpstreamSettings settings) {
+		return settings.loopAffine() && !settings.http2();
 	}
 
 	/**
@@ -282,6 +313,21 @@ public final class Upstreams {
 		 * @return the client
 		 */
 		HttpClient secure(HttpClient client, @Nullable List<X509Certificate> trustedCa, boolean http2);
+
+	}
+
+	/**
+	 * The pool figures of one endpoint whose connections are grouped by event loop: the
+	 * sums over the loops, and how many connections were borrowed from another loop.
+	 */
+	public interface LoopLocalPool extends ConnectionPoolMetrics {
+
+		/**
+		 * Returns how many times a request took an idle connection of another event loop
+		 * because its own loop had none and the endpoint's cap was reached.
+		 * @return the count since the pools opened
+		 */
+		long borrowed();
 
 	}
 

@@ -6,17 +6,17 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
+import dev.gatewaylb.config.GatewayLbProperties;
+import dev.gatewaylb.config.ServiceProperties;
+import dev.gatewaylb.internal.affinity.AffinitySettings;
 import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.BalancerSettings;
 import dev.gatewaylb.internal.balance.LevelSettings;
-import dev.gatewaylb.config.GatewayLbProperties;
-import dev.gatewaylb.config.ServiceProperties;
 import dev.gatewaylb.internal.health.OutlierDetection;
-import dev.gatewaylb.internal.request.HashKey;
-import dev.gatewaylb.internal.affinity.AffinitySettings;
 import dev.gatewaylb.internal.hedging.HedgeSettings;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.overload.ConcurrencySettings;
+import dev.gatewaylb.internal.request.HashKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -48,6 +48,16 @@ class SettingsMapperTests {
 		assertThat(settings.retry().attempts()).isZero();
 	}
 
+	@ParameterizedTest
+	@CsvSource(nullValues = "-",
+			value = { "off, preferred, false", "preferred, off, true", "-, off, false", "-, -, true", "OFF, -, false" })
+	void groupsConnectionsByEventLoopUnlessTheLayerInForceSaysOff(String service, String defaults, boolean loopAffine) {
+		ServiceSettings settings = resolve(
+				(service != null) ? layer("pool.loop-affinity", service) : layer("pool.max-connections", "3"),
+				(defaults != null) ? layer("pool.loop-affinity", defaults) : layer("pool.max-pending", "7"));
+		assertThat(settings.upstream().loopAffine()).isEqualTo(loopAffine);
+	}
+
 	@Test
 	void takesAKeyTheServiceDoesNotSetFromTheDefaultsEvenInAGroupTheServiceSets() {
 		ServiceSettings settings = resolve(
@@ -65,7 +75,7 @@ class SettingsMapperTests {
 				new BalancerSettings(Algorithm.ROUND_ROBIN, 0, Duration.ofSeconds(10).toNanos()), HashKey.CLIENT_IP,
 				new UpstreamSettings(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(5),
 						Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60), null, false,
-						Duration.ofSeconds(60), 1024, Duration.ofMillis(250)),
+						Duration.ofSeconds(60), 1024, Duration.ofMillis(250), true),
 				new HealthSettings(new OutlierDetection(5, Duration.ofSeconds(30).toNanos(), 50),
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
 								Duration.ofSeconds(2)),
