@@ -136,6 +136,9 @@
 #   $WORK/profile-<gateway>.collapsed and .html; PROFILE=jfr records a JDK Flight
 #   Recorder file instead. Profiled rounds are not in the table. CANDIDATE_JAR adds (g),
 #   the same gateway as (c) from another jar, measured in the same rounds (g/b, g/c).
+#   After the rounds, one HANDOFF_DURATION s round per gateway counts the writes handed
+#   to another event loop per request (every Netty WriteTask created, through
+#   async-profiler's Java-method event), in a table of its own.
 #
 # Needs java 17+, Maven, wrk, nginx and curl (Debian: apt-get install -y wrk nginx-light curl).
 # Builds the sample app's and the benchmarks' jars from the work tree first (SKIP_BUILD=true
@@ -166,6 +169,7 @@
 #   JIT_WARMUP_MAX=120 JIT_QUIET_SECONDS=10 JIT_QUIET_PERCENT=1 JIT_STEP=5
 #   UNPINNED_SAME_SETTINGS="--gateway.lb.defaults.timeouts.response=0s --gateway.lb.defaults.retry.attempts=0"
 #   PROFILE=cpu|itimer|wall|jfr PROFILE_DURATION=20 ASYNC_PROFILER_VERSION=4.2
+#   HANDOFF_DURATION=10 (0: no hand-off round)                --unpinned
 #   GATEWAY_JAR=path/to/sample-app.jar   every gateway from this jar instead of the work
 #                                   tree's (soak: the live heap of another build)
 #   CANDIDATE_JAR=path/to/sample-app.jar   --unpinned: a fourth gateway, (g), from another
@@ -272,6 +276,7 @@ JIT_STEP=${JIT_STEP:-5}
 UNPINNED_SAME_SETTINGS=${UNPINNED_SAME_SETTINGS:-"--gateway.lb.defaults.timeouts.response=0s --gateway.lb.defaults.retry.attempts=0"}
 PROFILE=${PROFILE:-}
 PROFILE_DURATION=${PROFILE_DURATION:-20}
+HANDOFF_DURATION=${HANDOFF_DURATION:-10}
 ASYNC_PROFILER_VERSION=${ASYNC_PROFILER_VERSION:-4.2}
 CANDIDATE_JAR=${CANDIDATE_JAR:-}
 SAME_PORT=18183
@@ -916,6 +921,24 @@ profile_round() { # profile_round NAME URL PID
 	echo "| $name | $(field rps "$line") | $(field cpu "$line") | $(field others "$line") | $WORK/profile-$name.$([ "$PROFILE" = jfr ] && echo jfr || echo collapsed) |"
 }
 
+# One more round of load counting the writes handed to another event loop: every call of
+# Netty's AbstractChannelHandlerContext$WriteTask.newInstance, which a write made off its
+# channel's loop creates (async-profiler's Java-method event, every call counted,
+# attached after the measured rounds). Prints "requests handoffs handoffs-per-request".
+handoff_round() { # handoff_round NAME URL PID
+	local name=$1 url=$2 pid=$3 line lib file=$WORK/handoffs-$1.collapsed
+	lib=$(async_profiler_lib)
+	# Quoted: jcmd would take the options' '=' for arguments of its own.
+	jcmd "$pid" JVMTI.agent_load "$lib" "\"start,event=io.netty.channel.AbstractChannelHandlerContext\$WriteTask.newInstance,interval=1\"" >/dev/null
+	line=$(unpinned_run "$url" "$HANDOFF_DURATION" "$pid")
+	jcmd "$pid" JVMTI.agent_load "$lib" "\"stop,collapsed,file=$file\"" >/dev/null
+	local requests handoffs
+	requests=$(field requests "$line")
+	handoffs=$(awk '{ s += $NF } END { print s + 0 }' "$file" 2>/dev/null || echo 0)
+	log "hand-offs $name: $handoffs writes handed to another loop over $requests requests"
+	awk -v r="$requests" -v h="$handoffs" 'BEGIN { printf "%d %d %.3f\n", r, h, (r > 0) ? h / r : 0 }'
+}
+
 unpinned() {
 	start_fast_backend
 	log "gateways: (b) plain on $PLAIN_PORT, (c) the starter on $STARTER_PORT, (f) the starter with $UNPINNED_SAME_SETTINGS on $SAME_PORT"
@@ -960,6 +983,12 @@ unpinned() {
 			results[$target]+="$line"$'\n'
 		done
 	done
+	local -A handoffs=()
+	if [ "$HANDOFF_DURATION" != 0 ]; then
+		for target in "${targets[@]}"; do
+			handoffs[$target]=$(handoff_round "$target" "${url[$target]}" "${pid[$target]}")
+		done
+	fi
 	local profiled=()
 	if [ -n "$PROFILE" ]; then
 		for target in "${targets[@]}"; do
@@ -993,6 +1022,17 @@ unpinned() {
 		read -r x y <<<"$pair"
 		echo "| $x/$y | $(pair_ratios rps "${results[$x]}" "${results[$y]}") | $(pair_ratios cpu "${results[$y]}" "${results[$x]}") | $(pair_ratios p99 "${results[$x]}" "${results[$y]}") |"
 	done
+	if [ ${#handoffs[@]} -gt 0 ]; then
+		echo
+		echo "Writes handed to another event loop (one more ${HANDOFF_DURATION}s round each, after the table's, counted by async-profiler):"
+		echo
+		echo "| target | requests | writes handed to another loop | per request |"
+		echo "|---|---|---|---|"
+		for target in "${targets[@]}"; do
+			read -r r h per <<<"${handoffs[$target]}"
+			echo "| $target | $r | $h | $per |"
+		done
+	fi
 	if [ ${#profiled[@]} -gt 0 ]; then
 		echo
 		echo "Profiled rounds ($PROFILE, ${PROFILE_DURATION}s each, after the table's rounds):"
