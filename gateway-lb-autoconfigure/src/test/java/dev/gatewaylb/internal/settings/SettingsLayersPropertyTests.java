@@ -65,6 +65,7 @@ class SettingsLayersPropertyTests {
 					Duration.ZERO, "250ms", Duration.ofMillis(250)),
 			key("pool.max-idle-time", (s) -> s.upstream().maxIdleTime(), Duration.ofSeconds(30), "10s",
 					Duration.ofSeconds(10), "2m", Duration.ofMinutes(2)),
+			key("pool.loop-affinity", (s) -> s.upstream().loopAffine(), true, "off", false, "preferred", true),
 			key("timeouts.connect", (s) -> s.upstream().connectTimeout(), Duration.ofSeconds(5), "500ms",
 					Duration.ofMillis(500), "1s", Duration.ofSeconds(1)),
 			key("timeouts.response", (s) -> s.upstream().responseTimeout(), Duration.ofSeconds(30), "0s", Duration.ZERO,
