@@ -9,6 +9,7 @@ import dev.gatewaylb.internal.balance.InFlightGuard;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.upstream.Outcome;
+import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
@@ -170,7 +171,11 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * Returns the Reactor context that carries this attempt to its client's callbacks.
 	 */
 	public Context context() {
-		return Context.of(CONTEXT_KEY, this);
+		EventLoop loop = this.lease.eventLoop();
+		// A request sent from another thread (a wake-up after max-wait, a timer) still
+		// takes its connection on the exchange's loop.
+		return (loop != null) ? Context.of(CONTEXT_KEY, this, Upstreams.CALLER_EVENT_LOOP, loop)
+				: Context.of(CONTEXT_KEY, this);
 	}
 
 	/**

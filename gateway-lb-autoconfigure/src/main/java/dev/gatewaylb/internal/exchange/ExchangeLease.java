@@ -6,6 +6,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 import dev.gatewaylb.internal.feature.AnswerWatcher;
+import io.netty.channel.EventLoop;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,9 +44,31 @@ public final class ExchangeLease {
 	}
 
 	/**
+	 * Creates the lease of an exchange, on the thread that runs it.
+	 */
+	public ExchangeLease() {
+		// The filter that makes the lease runs on the exchange's event loop.
+		this.eventLoop = (ThreadExecutorMap.currentExecutor() instanceof EventLoop loop) ? loop : null;
+	}
+
+	/**
+	 * Returns the event loop the exchange runs on, or {@code null}.
+	 * @return the loop
+	 */
+	@Nullable EventLoop eventLoop() {
+		return this.eventLoop;
+	}
+
+	/**
 	 * The current attempt, or {@link #CLOSED}; accessed through {@link #CURRENT}, a field
 	 * rather than an {@code AtomicReference} so that a lease is one small object.
 	 */
+	/**
+	 * The event loop the exchange runs on (the client's connection's), where every
+	 * attempt of it prefers its upstream connection; {@code null} off the event loops.
+	 */
+	private final @Nullable EventLoop eventLoop;
+
 	@SuppressWarnings("unused")
 	private volatile @Nullable Object current;
 

@@ -57,12 +57,10 @@ import reactor.util.context.Context;
 final class LoopLocalConnectionProvider implements ConnectionProvider {
 
 	/**
-	 * Reactor Netty's context key for the loop a new pooled connection is registered on
-	 * ({@code PooledConnectionProvider.CONTEXT_CALLER_EVENTLOOP}, protected; the same
-	 * string in 1.3.6 and 1.3.8). Without it a new connection goes to the caller's loop
-	 * when the caller runs one, so it is set only for callers off the loops.
+	 * The context key of the loop a request belongs on
+	 * ({@link Upstreams#CALLER_EVENT_LOOP}).
 	 */
-	static final String CALLER_EVENT_LOOP = "callereventloop";
+	static final String CALLER_EVENT_LOOP = Upstreams.CALLER_EVENT_LOOP;
 
 	/**
 	 * The endpoint whose pool Reactor Netty may be creating on this thread: set around
@@ -164,20 +162,18 @@ final class LoopLocalConnectionProvider implements ConnectionProvider {
 			if (endpoint == null) {
 				endpoint = this.endpoints.computeIfAbsent(address, this::newEndpoint);
 			}
-			int home = this.loops.current();
+			// The exchange's loop when the request names it (a retry after a wake-up on
+			// another thread, say), else the caller's, else the loops in turn.
+			Object named = sink.contextView().getOrDefault(CALLER_EVENT_LOOP, null);
+			int home = (named instanceof EventLoop loop) ? this.loops.indexOf(loop) : EventLoops.NONE;
 			if (home == EventLoops.NONE) {
-				home = homeOf(sink.contextView().getOrDefault(CALLER_EVENT_LOOP, null));
+				home = this.loops.current();
+			}
+			if (home == EventLoops.NONE) {
+				home = Math.floorMod(this.offLoop.getAndIncrement(), this.perLoop.length);
 			}
 			new Acquisition(endpoint, home, config, observer, remoteAddress, resolver, sink).start();
 		});
-	}
-
-	private int homeOf(@Nullable Object loop) {
-		int index = (loop instanceof EventLoop eventLoop) ? this.loops.indexOf(eventLoop) : EventLoops.NONE;
-		if (index != EventLoops.NONE) {
-			return index;
-		}
-		return Math.floorMod(this.offLoop.getAndIncrement(), this.perLoop.length);
 	}
 
 	private Endpoint newEndpoint(SocketAddress address) {

@@ -56,6 +56,15 @@ import reactor.netty.tcp.SslProvider;
 public final class Upstreams {
 
 	/**
+	 * The Reactor context key of the event loop an exchange runs on: a request's new
+	 * connection is opened there, and with loop affinity its connection is looked for
+	 * there first, whatever thread subscribes. Reactor Netty's own key
+	 * ({@code PooledConnectionProvider.CONTEXT_CALLER_EVENTLOOP}, protected; the same
+	 * string in 1.3.6 and 1.3.8).
+	 */
+	public static final String CALLER_EVENT_LOOP = "callereventloop";
+
+	/**
 	 * Connections of one endpoint's probe pool: probes of one endpoint never overlap.
 	 */
 	static final int PROBE_CONNECTIONS = 1;

@@ -144,6 +144,23 @@ class LoopLocalConnectionProviderTests {
 		}).subscribeOn(scheduler);
 	}
 
+	/**
+	 * Sends one GET naming the exchange's loop in its context, subscribed on the test's
+	 * thread or on another loop.
+	 */
+	private Mono<Sent> sendNaming(int named, int onLoop) {
+		Mono<Sent> sent = Mono.defer(() -> {
+			Map<String, EventLoop> used = new ConcurrentHashMap<>();
+			return this.client.get()
+				.uri("/")
+				.responseSingle((response, body) -> body.asString()
+					.map((text) -> new Sent(response.status().code(), text, used.get("loop"))))
+				.contextWrite(
+						(context) -> context.put(USED, used).put(Upstreams.CALLER_EVENT_LOOP, this.loops.get(named)));
+		});
+		return (onLoop == EventLoops.NONE) ? sent : sent.subscribeOn(Schedulers.fromExecutor(this.loops.get(onLoop)));
+	}
+
 	private LoopLocalConnectionProvider.Endpoint endpoint() {
 		await().atMost(Duration.ofSeconds(5)).until(() -> !this.endpoints.isEmpty());
 		return this.endpoints.get(0);
@@ -158,12 +175,34 @@ class LoopLocalConnectionProviderTests {
 				assertThat(sent.status()).isEqualTo(200);
 				assertThat(sent.loop()).as("the connection's loop, request %d from loop %d", i, loop)
 					.isSameAs(this.loops.get(loop));
+				// Back in its pool (released just after the answer is read) before the
+				// next request asks.
+				await().atMost(Duration.ofSeconds(5)).until(() -> endpoint().acquiredSize() == 0);
 			}
 		}
 		LoopLocalConnectionProvider.Endpoint endpoint = endpoint();
 		assertThat(endpoint.borrowed()).as("connections borrowed from another loop").isZero();
 		assertThat(endpoint.allocatedSize()).as("one connection per loop").isEqualTo(LOOPS);
 		assertThat(this.maxOpen).as("connections the server saw").hasValue(LOOPS);
+	}
+
+	@Test
+	void aRequestNamingItsExchangesLoopUsesAConnectionOfThatLoopWhateverThreadSendsIt() {
+		provider(8, 16, Duration.ofSeconds(5));
+		for (int named = 0; named < LOOPS; named++) {
+			Sent offTheLoops = sendNaming(named, EventLoops.NONE).block(Duration.ofSeconds(10));
+			assertThat(offTheLoops.loop()).as("sent from the test's thread, naming loop %d", named)
+				.isSameAs(this.loops.get(named));
+			// Its connection back in the pool (released just after the answer is read)
+			// before the next asks for it.
+			await().atMost(Duration.ofSeconds(5)).until(() -> endpoint().acquiredSize() == 0);
+			int other = (named + 1) % LOOPS;
+			Sent fromAnotherLoop = sendNaming(named, other).block(Duration.ofSeconds(10));
+			assertThat(fromAnotherLoop.loop()).as("sent from loop %d, naming loop %d", other, named)
+				.isSameAs(this.loops.get(named));
+			await().atMost(Duration.ofSeconds(5)).until(() -> endpoint().acquiredSize() == 0);
+		}
+		assertThat(endpoint().allocatedSize()).as("one connection per loop").isEqualTo(LOOPS);
 	}
 
 	@Test
