@@ -39,6 +39,8 @@ import dev.gatewaylb.internal.split.StickyCookie;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
+import org.jspecify.annotations.Nullable;
+import reactor.netty.resources.LoopResources;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -67,6 +69,7 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.context.annotation.Scope;
 import org.springframework.core.env.Environment;
 
@@ -166,7 +169,7 @@ public final class GatewayLbAutoConfiguration {
 		Upstreams gatewayLbUpstreams(HttpClientProperties properties, ServerProperties serverProperties,
 				ObjectProvider<HttpClientSslConfigurer> sslConfigurer, ObjectProvider<SslBundles> sslBundles,
 				ObjectProvider<HttpClientCustomizer> customizers, ScheduledControlThread control,
-				DnsAddressResolverGroup gatewayLbResolver) {
+				DnsAddressResolverGroup gatewayLbResolver, ObjectProvider<ReactorResourceFactory> reactorResources) {
 			List<HttpClientCustomizer> ordered = customizers.orderedStream().toList();
 			HttpClientSslConfigurer ssl = sslConfigurer.getIfAvailable();
 			SslBundles bundles = sslBundles.getIfAvailable();
@@ -192,13 +195,38 @@ public final class GatewayLbAutoConfiguration {
 
 				};
 				factory.setSingleton(false);
+				HttpClient client;
 				try {
-					return factory.getObject();
+					client = factory.getObject();
 				}
 				catch (Exception ex) {
 					throw new IllegalStateException("Cannot build an upstream HTTP client", ex);
 				}
+				// On the server's own event loops, so that a request's upstream
+				// connection
+				// can live on the loop of the request (pool.loop-affinity): Spring Boot's
+				// server runs on this factory's loops, which are Reactor Netty's global
+				// ones only when the factory uses the global resources.
+				LoopResources loops = serverLoops(reactorResources.getIfAvailable());
+				return (loops != null) ? client.runOn(loops) : client;
 			}, tls, control, gatewayLbResolver);
+		}
+
+		/**
+		 * The loops of the server's resource factory, or {@code null} when there is none
+		 * or it has not started (its loops are then Reactor Netty's global ones, which
+		 * the client takes by default).
+		 */
+		private static @Nullable LoopResources serverLoops(@Nullable ReactorResourceFactory factory) {
+			if (factory == null || factory.isUseGlobalResources()) {
+				return null;
+			}
+			try {
+				return factory.getLoopResources();
+			}
+			catch (IllegalStateException notStarted) {
+				return null;
+			}
 		}
 
 		/**

@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.upstream;
 
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -169,6 +170,11 @@ final class LoopLocalConnectionProvider implements ConnectionProvider {
 			if (home == EventLoops.NONE) {
 				home = this.loops.current();
 			}
+			if (home == EventLoops.NONE && named != null) {
+				// A loop of another group (the server's, when it does not share the
+				// client's): always the same pools for it, so its connections are reused.
+				home = Math.floorMod(System.identityHashCode(named), this.perLoop.length);
+			}
 			if (home == EventLoops.NONE) {
 				home = Math.floorMod(this.offLoop.getAndIncrement(), this.perLoop.length);
 			}
@@ -187,10 +193,23 @@ final class LoopLocalConnectionProvider implements ConnectionProvider {
 		for (ConnectionProvider provider : this.perLoop) {
 			provider.disposeWhen(address);
 		}
-		Endpoint endpoint = this.endpoints.remove(address);
-		if (endpoint != null) {
-			endpoint.close();
+		// The address given is unresolved (host and port); Reactor Netty keys an IP
+		// literal's pools by a resolved one: matched as Reactor Netty matches them.
+		this.endpoints.entrySet().removeIf((entry) -> {
+			if (sameEndpoint(entry.getKey(), address)) {
+				entry.getValue().close();
+				return true;
+			}
+			return false;
+		});
+	}
+
+	static boolean sameEndpoint(SocketAddress pooled, SocketAddress given) {
+		if (pooled.equals(given)) {
+			return true;
 		}
+		return pooled instanceof InetSocketAddress a && given instanceof InetSocketAddress b
+				&& a.getPort() == b.getPort() && a.getHostString().equals(b.getHostString());
 	}
 
 	@Override
