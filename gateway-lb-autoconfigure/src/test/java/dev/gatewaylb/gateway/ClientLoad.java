@@ -39,6 +39,12 @@ final class ClientLoad implements AutoCloseable {
 
 	private final AtomicInteger failures = new AtomicInteger();
 
+	/**
+	 * What the first few failures were (a status and its backend, or an error), for the
+	 * message of a test that expected none.
+	 */
+	private final Queue<String> failureCauses = new ConcurrentLinkedQueue<>();
+
 	private final AtomicInteger maxEjected = new AtomicInteger();
 
 	private final AtomicBoolean running = new AtomicBoolean(true);
@@ -68,13 +74,13 @@ final class ClientLoad implements AutoCloseable {
 			.flatMap((lane) -> Mono.defer(() -> send(client, path, headers)).elapsed().doOnNext((timed) -> {
 				GatewayClient.Answer answer = timed.getT2();
 				if (answer.status() != 200) {
-					this.failures.incrementAndGet();
+					fail(answer.status() + " from " + answer.backend() + ": " + answer.body());
 				}
 				this.samples.add(new Sample(answer.backend(), timed.getT1(), answer.backendDelayMillis()));
 				this.maxEjected.accumulateAndGet(ejected.getAsInt(), Math::max);
 				this.served.incrementAndGet();
 			}).onErrorResume((ex) -> {
-				this.failures.incrementAndGet();
+				fail(ex.toString());
 				return Mono.empty();
 			}).repeat(this.running::get), lanes)
 			.subscribe();
@@ -127,6 +133,19 @@ final class ClientLoad implements AutoCloseable {
 
 	int failures() {
 		return this.failures.get();
+	}
+
+	/**
+	 * Returns what the first ten failures were.
+	 */
+	List<String> failureCauses() {
+		return List.copyOf(this.failureCauses);
+	}
+
+	private void fail(String cause) {
+		if (this.failures.incrementAndGet() <= 10) {
+			this.failureCauses.add(cause);
+		}
 	}
 
 	int maxEjected() {

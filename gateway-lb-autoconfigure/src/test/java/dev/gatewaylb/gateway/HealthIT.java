@@ -95,7 +95,7 @@ class HealthIT extends GatewayIntegrationTest {
 			dying.start();
 			int before = dying.requests();
 			await().atMost(Duration.ofSeconds(15)).until(() -> dying.requests() > before + 20);
-			assertThat(traffic.failures()).as("client-visible errors").isZero();
+			assertThat(traffic.failures()).as("client-visible errors: %s", traffic.failureCauses()).isZero();
 		}
 		assertThat(metric("gateway_lb_ejections_total{endpoint=\"" + dying.address() + "\",service=\"kill\"}"))
 			.isGreaterThanOrEqualTo(1);
@@ -201,7 +201,9 @@ class HealthIT extends GatewayIntegrationTest {
 					"{\"endpoint\":\"" + drained.address() + "\",\"drain\":false}");
 			traffic.await(60);
 			assertThat(state("drain", drained.address()).picks()).as("back in rotation").isGreaterThan(picksAtDrain);
-			assertThat(traffic.failures()).as("in-flight requests of the drained endpoint finished").isZero();
+			assertThat(traffic.failures())
+				.as("in-flight requests of the drained endpoint finished: %s", traffic.failureCauses())
+				.isZero();
 		}
 	}
 

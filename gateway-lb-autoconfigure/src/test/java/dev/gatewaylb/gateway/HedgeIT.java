@@ -103,7 +103,7 @@ class HedgeIT extends GatewayIntegrationTest {
 			extraLoad = (double) requests(sporadic) / (load.served() - before);
 			// Every request sent so far: those answered, and at most one per client not.
 			requests = load.served() + CLIENTS;
-			assertThat(load.failures()).as("client-visible errors").isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 		}
 		finally {
 			sporadic.forEach(TestBackend::release);

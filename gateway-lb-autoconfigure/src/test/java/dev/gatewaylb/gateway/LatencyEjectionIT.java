@@ -82,7 +82,7 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			await().atMost(Duration.ofSeconds(30))
 				.untilAsserted(() -> assertThat(load.window(600).share("tail-slow")).isGreaterThan(0.25));
 			assertThat(isEjected("tail", slow)).as("fast again, so not ejected again").isFalse();
-			assertThat(load.failures()).as("client-visible errors").isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 			assertThat(load.maxEjected()).as("most endpoints ejected at once (50% of 3)").isEqualTo(1);
 		}
 	}
@@ -97,7 +97,7 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			// Both slow endpoints stay outliers for many evaluations; 20% of 5 is one.
 			load.await(1500);
 			assertThat(load.maxEjected()).isEqualTo(1);
-			assertThat(load.failures()).isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 		}
 	}
 

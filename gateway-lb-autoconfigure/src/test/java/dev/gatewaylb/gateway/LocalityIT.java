@@ -260,7 +260,7 @@ class LocalityIT extends GatewayIntegrationTest {
 		try (ClientLoad load = new ClientLoad(this.client, path, clients)) {
 			load.await(200);
 			ClientLoad.Window window = load.window(answers);
-			assertThat(load.failures()).as("errors").isZero();
+			assertThat(load.failures()).as("errors: %s", load.failureCauses()).isZero();
 			long remote = window.samples().stream().filter((sample) -> sample.backend().startsWith("wb")).count();
 			Map<String, Integer> backends = new HashMap<>();
 			window.samples().forEach((sample) -> backends.merge(sample.backend(), 1, Integer::sum));

@@ -222,7 +222,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			assertThat((double) second[1]).as("step 50%% of %d answers", second[0])
 				.isBetween(fiveSigmaBelow(second[0], 0.5), fiveSigmaAbove(second[0], 0.5));
 			assertThat(load.window(200).share("ramp-canary")).as("promoted at 100%").isEqualTo(1.0);
-			assertThat(load.failures()).isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 		}
 		String report = this.client.getNow("/actuator/gatewaylb/ramp").body();
 		assertThat(report).contains("\"state\":\"promoted\"", "\"percent\":100", "\"verdict\":\"next\"",
@@ -324,7 +324,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			load.awaitAnsweredSoFar();
 			assertThat(inFlight("slow-canary")).isZero();
 			assertThat(load.window(100).share("slow-canary")).isZero();
-			assertThat(load.failures()).isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 		}
 		Verdict verdict = last(this.rollouts.track("slow").verdicts());
 		// The canary's every answer waits 400 ms; the verdict must rest on that p99 being

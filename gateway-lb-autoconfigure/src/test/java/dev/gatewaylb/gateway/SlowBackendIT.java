@@ -71,7 +71,7 @@ class SlowBackendIT {
 		try (GatewayClient client = new GatewayClient(this.port);
 				ClientLoad load = new ClientLoad(client, "/" + algorithm + "/", CONCURRENCY)) {
 			load.await(300);
-			assertThat(load.failures()).isZero();
+			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
 			assertThat(slow.requests()).as("%s: requests to the slow backend while 300 were answered", algorithm)
 				.isLessThan(CONCURRENCY);
 		}

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.upstream;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 
 import java.io.IOException;
+import java.nio.channels.NotYetConnectedException;
 
 import io.netty.handler.timeout.ReadTimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -219,8 +220,8 @@ public final class Outcome {
 				}
 				// Refused, unreachable, unresolvable, connect timeout, TLS handshake:
 				// each an IOException (ConnectException, UnknownHostException,
-				// SSLException...).
-				yield causedBy(error, IOException.class) ? Kind.CONNECT_FAILED : Kind.NOT_UPSTREAM;
+				// SSLException...), or the socket's own error.
+				yield isSocketError(error) ? Kind.CONNECT_FAILED : Kind.NOT_UPSTREAM;
 			}
 			case SENDING -> isConnectionError(error) ? Kind.CONNECTION_LOST : Kind.NOT_UPSTREAM;
 			case AWAITING_HEADERS -> {
@@ -275,11 +276,23 @@ public final class Outcome {
 	}
 
 	/**
-	 * Returns whether {@code error} says the connection broke: an I/O error, Reactor
-	 * Netty's aborted connection, or a closed channel.
+	 * Returns whether {@code error} says the connection broke: an error of its socket,
+	 * Reactor Netty's aborted connection, or a closed channel.
 	 */
 	private static boolean isConnectionError(Throwable error) {
-		return causedBy(error, IOException.class) || causedBy(error, AbortedException.class);
+		return isSocketError(error) || causedBy(error, AbortedException.class);
+	}
+
+	/**
+	 * Returns whether {@code error} is what a socket call reported: an I/O error, or
+	 * {@code ENOTCONN}, which Netty's native transports (as the JDK's) raise as a
+	 * {@link NotYetConnectedException}, an {@code IllegalStateException}. A gateway's
+	 * upstream socket can report it after its connection went away (seen on epoll in
+	 * {@code HedgeIT}); it is the connection's failure like any other, not a bug of ours
+	 * to answer with a 500.
+	 */
+	private static boolean isSocketError(Throwable error) {
+		return causedBy(error, IOException.class) || causedBy(error, NotYetConnectedException.class);
 	}
 
 	private static boolean causedBy(Throwable error, Class<? extends Throwable> type) {

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.upstream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
+import java.nio.channels.NotYetConnectedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
@@ -48,6 +49,7 @@ class OutcomeTests {
 						Kind.CONNECT_FAILED),
 				Arguments.of(Phase.CONNECTING, new UnknownHostException("nowhere"), Kind.CONNECT_FAILED),
 				Arguments.of(Phase.CONNECTING, new SSLHandshakeException("untrusted"), Kind.CONNECT_FAILED),
+				Arguments.of(Phase.CONNECTING, new NotYetConnectedException(), Kind.CONNECT_FAILED),
 				Arguments.of(Phase.CONNECTING, new IllegalStateException("a bug"), Kind.NOT_UPSTREAM),
 				// The request started: a broken connection may have reached the endpoint.
 				Arguments.of(Phase.SENDING, new AbortedException("Connection has been closed BEFORE send operation"),
@@ -57,6 +59,12 @@ class OutcomeTests {
 				Arguments.of(Phase.AWAITING_HEADERS, PrematureCloseException.TEST_EXCEPTION, Kind.CONNECTION_LOST),
 				Arguments.of(Phase.AWAITING_HEADERS, new RuntimeException(new IOException("reset")),
 						Kind.CONNECTION_LOST),
+				// ENOTCONN from a native transport's read: an IllegalStateException, yet
+				// the
+				// socket's.
+				Arguments.of(Phase.AWAITING_HEADERS, new NotYetConnectedException(), Kind.CONNECTION_LOST),
+				Arguments.of(Phase.SENDING, new NotYetConnectedException(), Kind.CONNECTION_LOST),
+				Arguments.of(Phase.RECEIVING, new NotYetConnectedException(), Kind.BODY_FAILED),
 				Arguments.of(Phase.AWAITING_HEADERS, new IllegalArgumentException("a filter's bug"), Kind.NOT_UPSTREAM),
 				// The headers went out: a body that breaks off or stalls.
 				Arguments.of(Phase.RECEIVING, ReadTimeoutException.INSTANCE, Kind.BODY_FAILED),
