@@ -52,8 +52,8 @@ class PublicApiTests {
 			"dev.gatewaylb.config.LoopAffinity", "dev.gatewaylb.config.ConcurrencyLimitAlgorithm",
 			"dev.gatewaylb.config.SplitProperties", "dev.gatewaylb.config.StickyProperties",
 			"dev.gatewaylb.config.RolloutProperties", "dev.gatewaylb.config.FleetProperties",
-			"dev.gatewaylb.config.DnsProperties", "dev.gatewaylb.config.BalancingAlgorithm",
-			"dev.gatewaylb.request.Cidr",
+			"dev.gatewaylb.config.DnsProperties", "dev.gatewaylb.config.ActuatorProperties",
+			"dev.gatewaylb.config.BalancingAlgorithm", "dev.gatewaylb.request.Cidr",
 			// The auto-configuration.
 			"dev.gatewaylb.autoconfigure.GatewayLbAutoConfiguration",
 			"dev.gatewaylb.autoconfigure.GatewayLbEndpointAutoConfiguration",

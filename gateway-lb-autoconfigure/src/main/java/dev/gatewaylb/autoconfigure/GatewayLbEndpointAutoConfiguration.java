@@ -1,6 +1,5 @@
 package dev.gatewaylb.autoconfigure;
 
-import dev.gatewaylb.internal.actuate.CrossSiteWriteGuard;
 import dev.gatewaylb.internal.actuate.GatewayLbEndpoint;
 import dev.gatewaylb.internal.runtime.ServiceRuntimes;
 import dev.gatewaylb.internal.runtime.SplitCounters;
@@ -10,9 +9,7 @@ import dev.gatewaylb.internal.rollout.SplitRollouts;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
-import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -45,17 +42,6 @@ public final class GatewayLbEndpointAutoConfiguration {
 	@Bean
 	static WritableEndpointWarning gatewayLbWritableEndpointWarning(Environment environment) {
 		return new WritableEndpointWarning(environment);
-	}
-
-	/**
-	 * Refuses the endpoint's writes that a browser sends for another site.
-	 */
-	@Bean
-	CrossSiteWriteGuard gatewayLbCrossSiteWriteGuard(ObjectProvider<PathMappedEndpoints> endpoints) {
-		return new CrossSiteWriteGuard(() -> {
-			PathMappedEndpoints mapped = endpoints.getIfAvailable();
-			return (mapped != null) ? mapped.getPath(EndpointId.of("gatewaylb")) : null;
-		});
 	}
 
 }

@@ -29,13 +29,16 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * secret, what this replica follows. Taken at start-up.
  * @param dns How hostname endpoints are resolved: the cache's TTL bounds and the DNS
  * servers, shared by every service. Taken at start-up.
+ * @param actuator Who may reach the management context: the Host names it answers beyond
+ * loopback names and IP literals.
  */
 @ConfigurationProperties("gateway.lb")
 public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @Nullable ServiceProperties defaults,
 		@Nullable Map<String, ServiceProperties> services, @Nullable Map<String, SplitProperties> splits,
 		@Nullable List<Cidr> trustedProxies, @NestedConfigurationProperty @Nullable FleetProperties fleet,
-		@NestedConfigurationProperty @Nullable DnsProperties dns) {
+		@NestedConfigurationProperty @Nullable DnsProperties dns,
+		@NestedConfigurationProperty @Nullable ActuatorProperties actuator) {
 
 	public GatewayLbProperties {
 		defaults = (defaults != null) ? defaults : ServiceProperties.NONE;
@@ -44,6 +47,12 @@ public record GatewayLbProperties(@DefaultValue("true") boolean enabled,
 		trustedProxies = (trustedProxies != null) ? List.copyOf(trustedProxies) : List.of();
 		fleet = (fleet != null) ? fleet : FleetProperties.NONE;
 		dns = (dns != null) ? dns : DnsProperties.NONE;
+		actuator = (actuator != null) ? actuator : ActuatorProperties.NONE;
+	}
+
+	@Override
+	public ActuatorProperties actuator() {
+		return (this.actuator != null) ? this.actuator : ActuatorProperties.NONE;
 	}
 
 	@Override

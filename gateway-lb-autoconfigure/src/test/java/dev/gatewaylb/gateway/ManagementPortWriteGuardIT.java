@@ -12,14 +12,16 @@ import reactor.netty.http.client.HttpClient;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The cross-site write guard on a management port of its own, as the production checklist
- * sets it up: a browser's cross-site drain is refused there too, curl's is taken.
+ * The management guard on a management port of its own, as the production checklist sets
+ * it up: a browser's cross-site drain is refused there too, curl's is taken, and a Host
+ * that is not allowed gets nothing there while the application's port is left alone.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = "management.server.port=0")
@@ -29,6 +31,9 @@ class ManagementPortWriteGuardIT {
 
 	@LocalManagementPort
 	int managementPort;
+
+	@LocalServerPort
+	int port;
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
@@ -50,6 +55,27 @@ class ManagementPortWriteGuardIT {
 		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":true}", Map.of("Sec-Fetch-Site", "cross-site")))
 			.isEqualTo(403);
 		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":false}", Map.of())).isEqualTo(200);
+	}
+
+	@Test
+	void answersNoForeignHostOnTheManagementPortAndLeavesTheApplicationsPortAlone() {
+		String rebound = "x.attacker.example:" + this.managementPort;
+		assertThat(get(this.managementPort, "/actuator/gatewaylb/managed", rebound)).isEqualTo(403);
+		assertThat(get(this.managementPort, "/elsewhere", rebound)).as("any path of the port").isEqualTo(403);
+		assertThat(get(this.managementPort, "/actuator/gatewaylb/managed", "localhost:" + this.managementPort))
+			.isEqualTo(200);
+		assertThat(get(this.port, "/managed/", "x.attacker.example:" + this.port)).as("a proxied request")
+			.isEqualTo(200);
+	}
+
+	private int get(int port, String path, String host) {
+		return HttpClient.newConnection()
+			.headers((h) -> h.set("Host", host))
+			.get()
+			.uri("http://127.0.0.1:" + port + path)
+			.responseSingle(
+					(response, body) -> body.asString().defaultIfEmpty("").map((text) -> response.status().code()))
+			.block(Duration.ofSeconds(10));
 	}
 
 	private int post(String json, Map<String, String> headers) {

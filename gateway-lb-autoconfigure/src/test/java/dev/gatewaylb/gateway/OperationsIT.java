@@ -287,6 +287,54 @@ class OperationsIT extends GatewayIntegrationTest {
 		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":false}", Map.of())).as("curl's").isEqualTo(200);
 	}
 
+	@Test
+	void answersTheManagementContextOnlyForAnAllowedHostWhateverThePathSpelling() {
+		String b = "127.0.0.1:" + URI.create(backends.get(1).uri()).getPort();
+		String drain = "{\"endpoint\":\"" + b + "\",\"drain\":true}";
+		// A page on x.attacker.example whose name now points at the gateway (DNS
+		// rebinding): to the browser it is the same origin, and it says so.
+		String rebound = "x.attacker.example:" + this.port;
+		assertThat(send("POST", "/actuator/gatewaylb/ops", drain,
+				Map.of("Host", rebound, "Origin", "http://" + rebound, "Sec-Fetch-Site", "same-origin")))
+			.as("the rebinding triple's drain")
+			.isEqualTo(403);
+		assertThat(send("GET", "/actuator/gatewaylb/ops", null, Map.of("Host", rebound))).as("its read").isEqualTo(403);
+		assertThat(send("GET", "/actuator/prometheus", null, Map.of("Host", rebound))).as("another endpoint's read")
+			.isEqualTo(403);
+		// Spellings Spring's handler mappings take for the endpoint.
+		for (String path : List.of("/actuator/gatewaylb;x=1/ops", "/actuator/%67atewaylb/ops",
+				"/%61ctuator/gatewaylb/ops", "/actuator//gatewaylb/ops")) {
+			assertThat(send("POST", path, drain, Map.of("Sec-Fetch-Site", "cross-site"))).as(path).isEqualTo(403);
+		}
+		assertThat(json("/actuator/gatewaylb/ops").get("endpoints").get(1).get("state").asString())
+			.as("nothing drained")
+			.isEqualTo("healthy");
+		// The application's own routes are not the management context.
+		assertThat(send("GET", "/ops/", null, Map.of("Host", rebound))).as("a proxied request").isEqualTo(200);
+		// A name the operator allows, live.
+		String named = "gw.internal.example:" + this.port;
+		assertThat(send("GET", "/actuator/gatewaylb/ops", null, Map.of("Host", named))).isEqualTo(403);
+		refresh(Map.of("gateway.lb.actuator.allowed-hosts[0]", "*.internal.example"));
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(send("GET", "/actuator/gatewaylb/ops", null, Map.of("Host", named)))
+				.isEqualTo(200));
+		assertThat(send("GET", "/actuator/gatewaylb/ops", null, Map.of("Host", rebound))).isEqualTo(403);
+	}
+
+	private int send(String method, String path, @org.jspecify.annotations.Nullable String json,
+			Map<String, String> headers) {
+		return reactor.netty.http.client.HttpClient.newConnection().headers((h) -> {
+			h.set("Content-Type", "application/json");
+			headers.forEach(h::set);
+		})
+			.request(io.netty.handler.codec.http.HttpMethod.valueOf(method))
+			.uri("http://127.0.0.1:" + this.port + path)
+			.send((request, out) -> (json != null) ? out.sendString(Mono.just(json)) : out)
+			.responseSingle(
+					(response, body) -> body.asString().defaultIfEmpty("").map((text) -> response.status().code()))
+			.block(Duration.ofSeconds(10));
+	}
+
 	private int post(String json, Map<String, String> headers) {
 		return reactor.netty.http.client.HttpClient.newConnection().headers((h) -> {
 			h.set("Content-Type", "application/json");

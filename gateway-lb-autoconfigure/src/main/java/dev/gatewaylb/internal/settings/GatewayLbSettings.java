@@ -37,9 +37,11 @@ public final class GatewayLbSettings {
 
 	private final DnsSettings dns;
 
+	private final List<String> allowedHosts;
+
 	GatewayLbSettings(ServiceSettings defaults, Map<String, ServiceSettings> services,
 			Map<String, SplitSettings> splits, List<Cidr> trustedProxies, GatewayLbProperties properties,
-			FleetSettings fleet, DnsSettings dns) {
+			FleetSettings fleet, DnsSettings dns, List<String> allowedHosts) {
 		this.defaults = Objects.requireNonNull(defaults, "defaults");
 		this.services = Map.copyOf(services);
 		this.splits = Map.copyOf(splits);
@@ -47,6 +49,7 @@ public final class GatewayLbSettings {
 		this.properties = Objects.requireNonNull(properties, "properties");
 		this.fleet = Objects.requireNonNull(fleet, "fleet");
 		this.dns = Objects.requireNonNull(dns, "dns");
+		this.allowedHosts = List.copyOf(allowedHosts);
 	}
 
 	/**
@@ -155,18 +158,18 @@ public final class GatewayLbSettings {
 	public boolean equals(@Nullable Object other) {
 		return other instanceof GatewayLbSettings that && this.defaults.equals(that.defaults)
 				&& this.services.equals(that.services) && this.splits.equals(that.splits)
-				&& this.trustedProxies.equals(that.trustedProxies);
+				&& this.trustedProxies.equals(that.trustedProxies) && this.allowedHosts.equals(that.allowedHosts);
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.defaults, this.services, this.splits, this.trustedProxies);
+		return Objects.hash(this.defaults, this.services, this.splits, this.trustedProxies, this.allowedHosts);
 	}
 
 	@Override
 	public String toString() {
 		return "GatewayLbSettings[defaults=" + this.defaults + ", services=" + this.services + ", splits=" + this.splits
-				+ ", trustedProxies=" + this.trustedProxies + "]";
+				+ ", trustedProxies=" + this.trustedProxies + ", allowedHosts=" + this.allowedHosts + "]";
 	}
 
 	/**
@@ -184,6 +187,16 @@ public final class GatewayLbSettings {
 	 */
 	public DnsSettings dns() {
 		return this.dns;
+	}
+
+	/**
+	 * Returns the host names the management context answers beyond loopback names and IP
+	 * literals ({@code gateway.lb.actuator.allowed-hosts}), lower case, {@code *.domain}
+	 * for the names under it. Live: the guard reads it per request.
+	 * @return the names
+	 */
+	public List<String> allowedHosts() {
+		return this.allowedHosts;
 	}
 
 }

@@ -107,7 +107,8 @@ final class SettingsMapper {
 		Map<String, SplitSettings> splits = new HashMap<>();
 		properties.splits().forEach((name, split) -> splits.put(normalize(name), map(name, split, properties)));
 		return new GatewayLbSettings(defaults, services, splits, properties.trustedProxies(), properties,
-				FleetSettings.map(properties.fleet()), DnsSettings.map(properties.dns()));
+				FleetSettings.map(properties.fleet()), DnsSettings.map(properties.dns()),
+				properties.actuator().allowedHosts());
 	}
 
 	/**

@@ -157,7 +157,7 @@ class SettingsMapperTests {
 	@Test
 	void namesAServiceWhoseIdHasADotInBrackets() {
 		GatewayLbProperties properties = new GatewayLbProperties(true, null,
-				Map.of("a.b", layer("tls.trusted-ca", "classpath:tls/missing.pem")), null, null, null, null);
+				Map.of("a.b", layer("tls.trusted-ca", "classpath:tls/missing.pem")), null, null, null, null, null);
 		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
 			.isThrownBy(() -> SettingsMapper.map(properties))
 			.satisfies((ex) -> assertThat(ex.getName()).isEqualTo("gateway.lb.services[a.b].tls.trusted-ca"));
@@ -166,7 +166,7 @@ class SettingsMapperTests {
 	@Test
 	void resolvesEveryServiceOverTheDefaultsAndAnUnconfiguredServiceToTheDefaults() {
 		GatewayLbProperties properties = new GatewayLbProperties(true, layer("slow-start", "7s"),
-				Map.of("Catalog", layer("algorithm", "least-requests")), null, null, null, null);
+				Map.of("Catalog", layer("algorithm", "least-requests")), null, null, null, null, null);
 		GatewayLbSettings settings = SettingsMapper.map(properties);
 		assertThat(settings.configuredServices()).containsExactly("catalog");
 		assertThat(settings.forService("CATALOG").balancer()).isEqualTo(new BalancerSettings(Algorithm.LEAST_REQUESTS,
