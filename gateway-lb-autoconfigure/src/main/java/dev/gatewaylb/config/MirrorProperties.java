@@ -25,9 +25,13 @@ import org.springframework.util.unit.DataSize;
  * (the status class) or body (the status class and a digest of the body).
  * @param methods HTTP methods mirrored. A list given replaces the default, GET and HEAD:
  * a mirrored POST reaches the shadow as well as the primary.
+ * @param stripHeaders Request headers removed from the copy the shadow gets: the client's
+ * credentials, by default, stay with the primary. A list given replaces the default
+ * (Authorization, Cookie, Proxy-Authorization); an empty list keeps every header.
  */
 public record MirrorProperties(@Nullable String target, @Nullable Integer percent, @Nullable Integer maxConcurrent,
-		@Nullable DataSize maxBody, @Nullable MirrorCompare compare, @Nullable List<String> methods) {
+		@Nullable DataSize maxBody, @Nullable MirrorCompare compare, @Nullable List<String> methods,
+		@Nullable List<String> stripHeaders) {
 
 	public MirrorProperties {
 		if (percent != null && (percent < 0 || percent > 100)) {
@@ -52,6 +56,17 @@ public record MirrorProperties(@Nullable String target, @Nullable Integer percen
 				upper.add(method.trim().toUpperCase(Locale.ROOT));
 			}
 			methods = List.copyOf(upper);
+		}
+		if (stripHeaders != null) {
+			List<String> names = new ArrayList<>(stripHeaders.size());
+			for (String name : stripHeaders) {
+				if (name == null || !Tokens.isToken(name.trim())) {
+					throw new IllegalArgumentException(
+							"strip-headers: " + name + " (expected: header names, e.g. Authorization, Cookie)");
+				}
+				names.add(name.trim());
+			}
+			stripHeaders = List.copyOf(names);
 		}
 	}
 

@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.gatewaylb.internal.mirror.MirrorState;
@@ -94,6 +96,17 @@ class MirrorIT extends GatewayIntegrationTest {
 			return response.sendString(Mono.just(answer)).then();
 		})));
 
+	/**
+	 * The headers of each request the header shadow got.
+	 */
+	static final Queue<io.netty.handler.codec.http.HttpHeaders> shadowHeaders = new ConcurrentLinkedQueue<>();
+
+	static final DisposableServer headerShadow = TestBackend
+		.bind(HttpServer.create().host("127.0.0.1").handle((request, response) -> {
+			shadowHeaders.add(request.requestHeaders().copy());
+			return response.sendString(Mono.just("ok")).then();
+		}));
+
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry);
@@ -140,6 +153,14 @@ class MirrorIT extends GatewayIntegrationTest {
 			.uris("unposted", List.of("http://127.0.0.1:" + pathPrimary.port()))
 			.set("gateway.lb.services.unposted.mirror.target", "path-shadow");
 		gateway.uris("path-shadow", List.of("http://127.0.0.1:" + pathShadow.port()));
+		gateway.route("credentialed")
+			.instances("credentialed", List.of(primary))
+			.set("gateway.lb.services.credentialed.mirror.target", "header-shadow");
+		gateway.route("keyed")
+			.instances("keyed", List.of(primary))
+			.set("gateway.lb.services.keyed.mirror.target", "header-shadow")
+			.set("gateway.lb.services.keyed.mirror.strip-headers", "X-Api-Key");
+		gateway.uris("header-shadow", List.of("http://127.0.0.1:" + headerShadow.port()));
 		// No endpoint: the primary answers 503 before it reads the body the
 		// mirror waits for.
 		gateway.route("nowhere")
@@ -153,6 +174,34 @@ class MirrorIT extends GatewayIntegrationTest {
 		resettingShadow.close();
 		pathPrimary.disposeNow();
 		pathShadow.disposeNow();
+		headerShadow.disposeNow();
+	}
+
+	@Test
+	void theShadowGetsNoneOfTheClientsCredentialsAndKnowsItGetsACopy() {
+		ready("header-shadow");
+		Map<String, String> sent = Map.of("Authorization", "Bearer client-token", "Cookie", "session=client",
+				"Proxy-Authorization", "Basic cHJveHk6cHc=", "X-Api-Key", "k1", "X-Request-Tag", "t1");
+		shadowHeaders.clear();
+		primary.reset();
+		assertThat(this.client.getNow("/credentialed/", sent).status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(10)).until(() -> shadowHeaders.size() == 1);
+		io.netty.handler.codec.http.HttpHeaders copy = shadowHeaders.poll();
+		assertThat(copy.contains("Authorization")).as("Authorization").isFalse();
+		assertThat(copy.contains("Cookie")).as("Cookie").isFalse();
+		assertThat(copy.contains("Proxy-Authorization")).as("Proxy-Authorization").isFalse();
+		assertThat(copy.get("X-Api-Key")).isEqualTo("k1");
+		assertThat(copy.get("X-Request-Tag")).isEqualTo("t1");
+		assertThat(copy.get("X-Gateway-Mirror")).isEqualTo("credentialed");
+		assertThat(primary.sawHeader("Authorization")).as("the primary gets them").isTrue();
+		assertThat(primary.sawHeader("X-Gateway-Mirror")).isFalse();
+		// A list given replaces the default.
+		assertThat(this.client.getNow("/keyed/", sent).status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(10)).until(() -> shadowHeaders.size() == 1);
+		copy = shadowHeaders.poll();
+		assertThat(copy.contains("X-Api-Key")).isFalse();
+		assertThat(copy.get("Authorization")).isEqualTo("Bearer client-token");
+		assertThat(copy.get("X-Gateway-Mirror")).isEqualTo("keyed");
 	}
 
 	@Test

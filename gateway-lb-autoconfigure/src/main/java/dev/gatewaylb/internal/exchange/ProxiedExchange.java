@@ -214,7 +214,8 @@ public final class ProxiedExchange {
 		MirrorState state = runtime.feature(MirrorState.class);
 		RolloutTrack stage = (this.decision != null) ? this.decision.shadowStage() : null;
 		boolean staged = stage != null && !runtime.id().equalsIgnoreCase(stage.plan().target());
-		MirrorSettings mirroring = staged ? MirrorSettings.shadowStage(stage.plan().target()) : state.settings();
+		MirrorSettings mirroring = staged
+				? MirrorSettings.shadowStage(stage.plan().target(), state.settings().stripHeaders()) : state.settings();
 		String target = mirroring.target();
 		if (target == null) {
 			return;
@@ -222,7 +223,7 @@ public final class ProxiedExchange {
 		ServiceRuntime shadow = this.services.runtimes().find(target);
 		ServerWebExchange exchange = this.exchange;
 		Mirror mirror = Mirror.start(state, mirroring, exchange.getRequest(), shadow != null && shadow.isBalancedHere(),
-				() -> this.services.shadows().headers(exchange),
+				() -> this.services.shadows().headers(exchange, mirroring.stripHeaders(), runtime.id()),
 				(copy, body) -> this.services.shadows()
 					.send(shadow, copy.method(), this.picks::endpointUrl, copy.headers(), copy.body(), body),
 				staged ? stage::shadowAnswered : null, runtime.clock());

@@ -32,6 +32,11 @@ import org.springframework.web.server.ServerWebExchange;
  */
 public final class Shadows {
 
+	/**
+	 * The header every mirrored request carries, naming the service it was copied from.
+	 */
+	public static final String MIRROR_HEADER = "X-Gateway-Mirror";
+
 	private final Supplier<List<HttpHeadersFilter>> headersFilters;
 
 	/**
@@ -59,16 +64,27 @@ public final class Shadows {
 
 	/**
 	 * Returns the headers an exchange's request goes out with (hop-by-hop ones removed,
-	 * {@code X-Forwarded-*} added), less what the copy's own request sets.
+	 * {@code X-Forwarded-*} added), less what the copy's own request sets and the headers
+	 * the service strips from its mirrors ({@code mirror.strip-headers}), with
+	 * {@value #MIRROR_HEADER} naming the primary service.
 	 * @param exchange the exchange
+	 * @param strip the headers the copy goes without
+	 * @param primary the primary service's id
 	 * @return the headers
 	 */
-	HttpHeaders headers(ServerWebExchange exchange) {
+	HttpHeaders headers(ServerWebExchange exchange, List<String> strip, String primary) {
 		HttpHeaders filtered = new HttpHeaders();
 		filtered.putAll(HttpHeadersFilter.filterRequest(withoutObservation(this.headersFilters.get()), exchange));
 		filtered.remove(HttpHeaders.HOST);
 		filtered.remove(HttpHeaders.CONTENT_LENGTH);
 		filtered.remove(HttpHeaders.TRANSFER_ENCODING);
+		for (String name : strip) {
+			filtered.remove(name);
+		}
+		// Tells the shadow that this is a copy and whose: it must not act on it as on a
+		// client's request (charge, send mail), and it may tell the copies apart in its
+		// logs.
+		filtered.set(MIRROR_HEADER, primary);
 		return filtered;
 	}
 

@@ -21,19 +21,21 @@ import org.springframework.util.unit.DataSize;
  * @param maxBodyBytes the largest request body copied
  * @param compare what of the answers is compared
  * @param methods the methods mirrored, upper case
+ * @param stripHeaders the request headers the copy goes without (case does not matter)
  */
 public record MirrorSettings(@Nullable String target, int percent, int maxConcurrent, long maxBodyBytes,
-		Compare compare, Set<String> methods) {
+		Compare compare, Set<String> methods, List<String> stripHeaders) {
 
 	/**
 	 * No mirroring.
 	 */
 	public static final MirrorSettings NONE = new MirrorSettings(null, 100, 64, 64 * 1024, Compare.STATUS,
-			Set.of("GET", "HEAD"));
+			Set.of("GET", "HEAD"), List.of("Authorization", "Cookie", "Proxy-Authorization"));
 
 	public MirrorSettings {
 		Objects.requireNonNull(compare, "compare");
 		methods = Set.copyOf(methods);
+		stripHeaders = List.copyOf(stripHeaders);
 	}
 
 	/**
@@ -68,20 +70,22 @@ public record MirrorSettings(@Nullable String target, int percent, int maxConcur
 
 	/**
 	 * Returns the mirroring of a rollout's shadow stage: every GET and HEAD of the split,
-	 * the status compared, at most {@code max-concurrent}'s default in flight.
+	 * the status compared, at most {@code max-concurrent}'s default in flight, without
+	 * the headers the service strips from its mirrors.
 	 * @param target the rollout's target
+	 * @param stripHeaders the headers the copy goes without
 	 * @return the settings
 	 */
-	public static MirrorSettings shadowStage(String target) {
+	public static MirrorSettings shadowStage(String target, List<String> stripHeaders) {
 		return new MirrorSettings(target.toLowerCase(Locale.ROOT), 100, NONE.maxConcurrent(), NONE.maxBodyBytes(),
-				Compare.STATUS, NONE.methods());
+				Compare.STATUS, NONE.methods(), stripHeaders);
 	}
 
 	/**
 	 * The built-in defaults of the {@code mirror} block: off.
 	 */
 	public static final MirrorProperties BUILT_IN = new MirrorProperties("", 100, 64, DataSize.ofKilobytes(64),
-			MirrorCompare.STATUS, List.of("GET", "HEAD"));
+			MirrorCompare.STATUS, List.of("GET", "HEAD"), List.of("Authorization", "Cookie", "Proxy-Authorization"));
 
 	/**
 	 * Maps a service's {@code mirror} block, or rejects a target set under
@@ -110,7 +114,7 @@ public record MirrorSettings(@Nullable String target, int percent, int maxConcur
 		return new MirrorSettings(target.isEmpty() ? null : target.toLowerCase(Locale.ROOT),
 				mirror.get(MirrorProperties::percent), mirror.get(MirrorProperties::maxConcurrent),
 				mirror.get(MirrorProperties::maxBody).toBytes(), compare,
-				Set.copyOf(mirror.get(MirrorProperties::methods)));
+				Set.copyOf(mirror.get(MirrorProperties::methods)), mirror.get(MirrorProperties::stripHeaders));
 	}
 
 }
