@@ -2,6 +2,7 @@ package dev.gatewaylb.config;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import dev.gatewaylb.internal.request.HashKey;
@@ -29,10 +30,14 @@ import org.jspecify.annotations.Nullable;
  * place before it is shed; 0s sheds it at once. Waiters are woken as requests end, those
  * of the partition furthest under its share first; at most a partition's share of the
  * limit waits.
+ * @param dropStatuses Endpoint answers whose status counts as a drop for the limit
+ * algorithms, as timeouts and connection failures always do. A list given replaces the
+ * default, 503 and 504: an application's 500, which a client can provoke at will, is no
+ * sign of overload.
  */
 public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @Nullable Integer initialLimit,
 		@Nullable Integer minLimit, @Nullable Integer maxLimit, @Nullable String partitionBy,
-		@Nullable Map<String, Double> partitions, @Nullable Duration maxWait) {
+		@Nullable Map<String, Double> partitions, @Nullable Duration maxWait, @Nullable List<Integer> dropStatuses) {
 
 	/**
 	 * The longest wait for a place: a wait is for a burst to pass, not for an overload.
@@ -52,6 +57,15 @@ public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @
 		if (maxWait != null && (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0)) {
 			throw new IllegalArgumentException(
 					"max-wait: " + maxWait + " (expected: from 0s, shed at once, to " + MAX_WAIT.toSeconds() + "s)");
+		}
+		if (dropStatuses != null) {
+			for (Integer status : dropStatuses) {
+				if (status == null || status < 100 || status > 599) {
+					throw new IllegalArgumentException(
+							"drop-statuses: " + status + " (expected: HTTP statuses, 100 to 599, e.g. 503, 504)");
+				}
+			}
+			dropStatuses = List.copyOf(dropStatuses);
 		}
 		if (partitionBy != null && !partitionBy.isBlank()) {
 			HashKey.parse("partition-by", partitionBy.trim());

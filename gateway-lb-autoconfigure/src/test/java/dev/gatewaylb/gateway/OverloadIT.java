@@ -10,6 +10,7 @@ import java.util.stream.Stream;
 import dev.gatewaylb.gateway.OpenLoad.Result;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.overload.OverloadState;
+import dev.gatewaylb.internal.overload.core.LimitSamples;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -56,6 +57,8 @@ class OverloadIT extends GatewayIntegrationTest {
 
 	static final TestBackend waiting = TestBackend.start("waiting");
 
+	static final TestBackend provoked = TestBackend.start("provoked");
+
 	static final List<WorkerBackend> halving = Stream.of("1", "2", "3")
 		.map((n) -> WorkerBackend.start("h" + n, WORKERS, SERVICE_TIME))
 		.toList();
@@ -82,6 +85,12 @@ class OverloadIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.waiting.concurrency.limit", "fixed")
 			.set("gateway.lb.services.waiting.concurrency.initial-limit", 1)
 			.set("gateway.lb.services.waiting.concurrency.max-wait", "10s");
+		// Passive health would eject the endpoint after five 500s; the limiter is what is
+		// looked at here.
+		gateway.route("provoked")
+			.instances("provoked", List.of(provoked))
+			.set("gateway.lb.services.provoked.concurrency.limit", "aimd")
+			.set("gateway.lb.services.provoked.health.passive.consecutive-failures", 1000);
 		gateway.route("halving")
 			.uris("halving", halving.stream().map(WorkerBackend::uri).toList())
 			.set("gateway.lb.services.halving.concurrency.limit", "gradient2");
@@ -89,8 +98,29 @@ class OverloadIT extends GatewayIntegrationTest {
 
 	@AfterAll
 	static void stop() {
-		Stream.of(limited, partitioned, List.of(waiting)).forEach((backends) -> backends.forEach(TestBackend::close));
+		Stream.of(limited, partitioned, List.of(waiting, provoked))
+			.forEach((backends) -> backends.forEach(TestBackend::close));
 		halving.forEach(WorkerBackend::close);
+	}
+
+	@Test
+	void fiveHundredsAClientProvokesAreNoDropsForTheLimitAlgorithmsWhileA503Is() {
+		ServiceRuntime runtime = ready("provoked");
+		OverloadState overload = runtime.feature(OverloadState.class);
+		EndpointState endpoint = state("provoked", address(provoked));
+		LimitSamples samples = overload.samples(endpoint);
+		long samplesBefore = samples.samples();
+		long dropsBefore = samples.drops();
+		for (int i = 0; i < 60; i++) {
+			assertThat(this.client.getNow("/provoked/?status=500").status()).isEqualTo(500);
+		}
+		assertThat(samples.samples() - samplesBefore).as("every answer sampled").isEqualTo(60);
+		assertThat(samples.drops() - dropsBefore).as("none a drop (aimd would have cut its limit 0.9x a window)")
+			.isZero();
+		assertThat(endpoint.consecutiveFailures()).as("still the endpoint's failures for passive health")
+			.isGreaterThanOrEqualTo(60);
+		assertThat(this.client.getNow("/provoked/?status=503").status()).isEqualTo(503);
+		assertThat(samples.drops() - dropsBefore).as("a 503 is one of drop-statuses").isPositive();
 	}
 
 	@Test

@@ -266,6 +266,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * @return the status's outcome
 	 */
 	Outcome.Kind answered(int status) {
+		this.status = status;
 		Outcome.Kind kind = Outcome.ofStatus(status, countsAsFailure(status));
 		if (kind == Outcome.Kind.SERVER_ERROR) {
 			settle(kind);
@@ -329,8 +330,10 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		switch (kind.charge()) {
 			case SUCCESS -> {
 				if (this.overload.limits()) {
-					// A success once the whole body arrived, timed to its headers.
-					this.overload.sample(endpoint(), this.headersNanos, false);
+					// A success once the whole body arrived, timed to its headers; a drop
+					// still if its status is one of concurrency.drop-statuses (a 503 that
+					// passive health does not count, say).
+					this.overload.sample(endpoint(), this.headersNanos, this.overload.settings().drops(this.status));
 				}
 				this.runtime.succeeded(endpoint());
 			}
@@ -343,10 +346,14 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 					}
 					if (limited) {
 						// A drop, timed to its headers, or to now when it failed before
-						// them; one that never left has no time.
+						// them; one that never left has no time. An answer is a drop only
+						// with a status of concurrency.drop-statuses: a 500 a client
+						// provoked says nothing of the endpoint's load (it is still the
+						// endpoint's failure for passive health).
 						long rtt = (this.headersNanos >= 0) ? this.headersNanos
 								: (this.phase == Outcome.Phase.CONNECTING) ? -1 : now - startNanos();
-						this.overload.sample(endpoint(), rtt, true);
+						boolean drop = kind != Outcome.Kind.SERVER_ERROR || this.overload.settings().drops(this.status);
+						this.overload.sample(endpoint(), rtt, drop);
 					}
 				}
 				this.runtime.failed(endpoint());

@@ -1,6 +1,8 @@
 package dev.gatewaylb.internal.overload;
 
 import java.time.Duration;
+import java.util.BitSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -22,20 +24,46 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * name
  * @param maxWait how long a request that finds every endpoint at its limit waits for a
  * place before it is shed, zero to shed it at once
+ * @param dropStatuses the endpoint answers whose status is a drop for the limit
+ * algorithms, one bit per status from 0 to 599 (a lookup without boxing on the event
+ * loop)
  */
 public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey partitionBy,
-		Map<String, Double> partitions, Duration maxWait) {
+		Map<String, Double> partitions, Duration maxWait, BitSet dropStatuses) {
 
 	/**
 	 * No limits, no partitions.
 	 */
 	public static final ConcurrencySettings NONE = new ConcurrencySettings(ConcurrencyLimits.NONE, null, Map.of(),
-			Duration.ZERO);
+			Duration.ZERO, statuses(List.of(503, 504)));
 
 	public ConcurrencySettings {
 		Objects.requireNonNull(limits, "limits");
 		partitions = Map.copyOf(partitions);
 		Objects.requireNonNull(maxWait, "maxWait");
+		// A copy of our own: the record is immutable, its bits are read on event loops.
+		dropStatuses = (BitSet) dropStatuses.clone();
+	}
+
+	/**
+	 * Returns whether an endpoint's answer with this status is a drop for the limit
+	 * algorithms ({@code concurrency.drop-statuses}).
+	 * @param status the status
+	 * @return whether it is a drop
+	 */
+	public boolean drops(int status) {
+		return status >= 0 && status < 600 && this.dropStatuses.get(status);
+	}
+
+	@Override
+	public BitSet dropStatuses() {
+		return (BitSet) this.dropStatuses.clone();
+	}
+
+	static BitSet statuses(List<Integer> statuses) {
+		BitSet bits = new BitSet(600);
+		statuses.forEach(bits::set);
+		return bits;
 	}
 
 	/**
@@ -52,7 +80,7 @@ public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey pa
 	 * no entries, is the mapper's.
 	 */
 	public static final ConcurrencyProperties BUILT_IN = new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20,
-			1, 500, "", null, Duration.ZERO);
+			1, 500, "", null, Duration.ZERO, List.of(503, 504));
 
 	/**
 	 * Maps a service's {@code concurrency} block, or rejects bounds that do not stand to
@@ -88,7 +116,8 @@ public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey pa
 		return new ConcurrencySettings(new ConcurrencyLimits(algorithm, initial, min, max),
 				partitionBy.isEmpty() ? null : HashKey.parse("partition-by", partitionBy),
 				concurrency.find(ConcurrencyProperties::partitions, Map.of()),
-				concurrency.get(ConcurrencyProperties::maxWait));
+				concurrency.get(ConcurrencyProperties::maxWait),
+				statuses(concurrency.get(ConcurrencyProperties::dropStatuses)));
 	}
 
 }

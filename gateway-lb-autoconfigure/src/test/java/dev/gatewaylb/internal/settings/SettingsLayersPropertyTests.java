@@ -125,6 +125,8 @@ class SettingsLayersPropertyTests {
 					ConcurrencyLimits.Algorithm.NONE),
 			// Values that keep min <= initial <= max in any mix of layers.
 			key("concurrency.initial-limit", (s) -> s.concurrency().limits().initialLimit(), 20, "10", 10, "50", 50),
+			key("concurrency.drop-statuses", (s) -> s.concurrency().dropStatuses().stream().boxed().toList(),
+					List.of(503, 504), "503", List.of(503), "429,503,504", List.of(429, 503, 504)),
 			key("concurrency.min-limit", (s) -> s.concurrency().limits().minLimit(), 1, "2", 2, "5", 5),
 			key("concurrency.max-limit", (s) -> s.concurrency().limits().maxLimit(), 500, "100", 100, "1000", 1000),
 			key("concurrency.partition-by", (s) -> String.valueOf(s.concurrency().partitionBy()), "null",
