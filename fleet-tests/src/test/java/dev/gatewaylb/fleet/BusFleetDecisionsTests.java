@@ -62,7 +62,8 @@ class BusFleetDecisionsTests {
 		}
 		this.published.add(event);
 	}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),
-			new FleetSettings(null, null, true, true), "gateway", System::currentTimeMillis, null, null);
+			new FleetSettings(null, null, true, true, java.util.List.of()), "gateway", System::currentTimeMillis, null,
+			null);
 
 	@AfterEach
 	void close() {
@@ -97,7 +98,8 @@ class BusFleetDecisionsTests {
 	void aBusIdTheFleetsDestinationDoesNotReachFailsAtStartNamingIt() {
 		assertThatIllegalStateException().isThrownBy(() -> new BusFleetDecisions((event) -> {
 		}, new PathServiceMatcher(new AntPathMatcher(":"), "replica-1"), new PathDestinationFactory(),
-				new FleetSettings(null, null, true, true), "gateway", System::currentTimeMillis, null, null))
+				new FleetSettings(null, null, true, true, java.util.List.of()), "gateway", System::currentTimeMillis,
+				null, null))
 			.withMessageStartingWith(
 					"spring.cloud.bus.id 'replica-1' is not reached by the fleet's destination 'gateway:**'");
 	}
@@ -111,7 +113,8 @@ class BusFleetDecisionsTests {
 			rollouts.plans(Map.of("shop", plan));
 			BusFleetDecisions alone = new BusFleetDecisions((event) -> {
 			}, new PathServiceMatcher(new AntPathMatcher(":"), "gateway:1"), new PathDestinationFactory(),
-					new FleetSettings(null, null, true, false), "gateway", System::currentTimeMillis, rollouts, null);
+					new FleetSettings(null, null, true, false, java.util.List.of()), "gateway",
+					System::currentTimeMillis, rollouts, null);
 			try {
 				assertThat(alone.asksPeersOnStart()).isFalse();
 				RolloutVerdictEvent rollBack = new RolloutVerdictEvent();
@@ -165,8 +168,10 @@ class BusFleetDecisionsTests {
 			drain.setService("shop");
 			drain.setEndpoint("10.0.0.1:8080");
 			drain.setDrain(true);
-			BusFleetDecisions ignoring = replica(new FleetSettings(null, null, false, true), runtimes);
-			BusFleetDecisions following = replica(new FleetSettings(null, null, true, true), runtimes);
+			BusFleetDecisions ignoring = replica(new FleetSettings(null, null, false, true, java.util.List.of()),
+					runtimes);
+			BusFleetDecisions following = replica(new FleetSettings(null, null, true, true, java.util.List.of()),
+					runtimes);
 			try {
 				ignoring.onEndpointDrain(BusEvents.envelope(drain, "gateway:2", "gateway:**"));
 				assertThat(runtimes.drained()).as("follow-drains false").isEmpty();

@@ -49,8 +49,10 @@ public final class GatewayLbBusAutoConfiguration {
 				SplitRollouts rollouts, ServiceRuntimes runtimes) {
 			// Spring Cloud Bus's default bus id starts with the same name.
 			String application = environment.getProperty("spring.application.name", "application");
-			return new BusFleetDecisions(publisher, matcher, destinations, settings.get().fleet(), application,
-					System::currentTimeMillis, rollouts, runtimes);
+			BusFleetDecisions decisions = new BusFleetDecisions(publisher, matcher, destinations,
+					settings.get().fleet(), application, System::currentTimeMillis, rollouts, runtimes);
+			settings.onApply((applied) -> decisions.secretsRefreshed(applied.fleet()));
+			return decisions;
 		}
 
 	}

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.bus;
 import dev.gatewaylb.bus.EndpointDrainEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -27,9 +28,9 @@ class FleetInboxTests {
 
 	private final FleetClock clock = new FleetClock(this.wallMillis::get);
 
-	private final FleetInbox open = new FleetInbox("edge", null, this.clock);
+	private final FleetInbox open = new FleetInbox("edge", null, List.of(), this.clock);
 
-	private final FleetInbox signed = new FleetInbox("edge", SECRET, this.clock);
+	private final FleetInbox signed = new FleetInbox("edge", SECRET, List.of(), this.clock);
 
 	@Test
 	void takesItsOwnFleetsEventsOnly() {
@@ -44,7 +45,8 @@ class FleetInboxTests {
 		EndpointDrainEvent unsigned = drain("edge", "svc", "10.0.0.1:80");
 		assertThat(this.signed.admit(unsigned)).isEqualTo(FleetInbox.Rejection.UNSIGNED);
 
-		EndpointDrainEvent foreign = new FleetInbox("edge", "another secret of at least 32 bytes!", this.clock)
+		EndpointDrainEvent foreign = new FleetInbox("edge", "another secret of at least 32 bytes!", List.of(),
+				this.clock)
 			.sign(drain("edge", "svc", "10.0.0.1:80"));
 		assertThat(this.signed.admit(foreign)).isEqualTo(FleetInbox.Rejection.BAD_SIGNATURE);
 
@@ -63,6 +65,30 @@ class FleetInboxTests {
 		assertThat(this.open.admit(this.signed.sign(drain("edge", "svc", "10.0.0.2:80"))))
 			.as("a replica without a secret ignores the signature")
 			.isNull();
+	}
+
+	@Test
+	void aRotationTakesTheOldAndTheNewSecretAndSignsWithTheOneInForce() {
+		String next = "the next secret, also 32 bytes long";
+		FleetInbox oldOnly = new FleetInbox("edge", SECRET, List.of(), this.clock);
+		FleetInbox newOnly = new FleetInbox("edge", next, List.of(), this.clock);
+		// Step 1 of a rotation: every replica still signs with the old secret and already
+		// takes the new one.
+		FleetInbox rotating = new FleetInbox("edge", SECRET, List.of(next), this.clock);
+		assertThat(rotating.admit(oldOnly.sign(drain("edge", "svc", "10.0.0.1:80")))).isNull();
+		assertThat(rotating.admit(newOnly.sign(drain("edge", "svc", "10.0.0.2:80")))).isNull();
+		assertThat(oldOnly.admit(rotating.sign(drain("edge", "svc", "10.0.0.3:80")))).as("signed with the old")
+			.isNull();
+		// Step 2, live: the new secret signs, the old one is still taken.
+		rotating.rekey(next, List.of(SECRET));
+		assertThat(newOnly.admit(rotating.sign(drain("edge", "svc", "10.0.0.4:80")))).as("signed with the new")
+			.isNull();
+		assertThat(rotating.admit(oldOnly.sign(drain("edge", "svc", "10.0.0.5:80")))).isNull();
+		// Step 3: the old secret is gone.
+		rotating.rekey(next, List.of());
+		assertThat(rotating.admit(oldOnly.sign(drain("edge", "svc", "10.0.0.6:80"))))
+			.isEqualTo(FleetInbox.Rejection.BAD_SIGNATURE);
+		assertThat(rotating.admit(newOnly.sign(drain("edge", "svc", "10.0.0.7:80")))).isNull();
 	}
 
 	@Test

@@ -120,7 +120,7 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 		this.channel = channel;
 		this.fleetName = channel.name(application);
 		this.clock = new FleetClock(wallMillis);
-		this.inbox = new FleetInbox(this.fleetName, channel.secret(), this.clock);
+		this.inbox = new FleetInbox(this.fleetName, channel.secret(), channel.previousSecrets(), this.clock);
 		this.rollouts = rollouts;
 		this.runtimes = runtimes;
 		if (!matcher.isForSelf(new FleetStateRequestEvent(this, "", this.fleet, this.fleetName, 1))) {
@@ -151,6 +151,16 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 		this.inbox.advance(FleetInbox.drainSubject(service, endpoint), version);
 		publish(new EndpointDrainEvent(this, this.matcher.getBusId(), this.fleet, this.fleetName, version, service,
 				endpoint, drain, force));
+	}
+
+	/**
+	 * Puts a refresh's fleet secrets in force: events are signed with the new secret from
+	 * now on and checked against it and the previous ones. The channel's other keys are
+	 * read at start-up only (a refresh that changes one is refused).
+	 * @param channel the fleet's settings after the refresh
+	 */
+	public void secretsRefreshed(FleetSettings channel) {
+		this.inbox.rekey(channel.secret(), channel.previousSecrets());
 	}
 
 	@Override

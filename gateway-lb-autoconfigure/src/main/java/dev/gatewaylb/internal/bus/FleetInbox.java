@@ -7,6 +7,7 @@ import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -88,7 +89,11 @@ public final class FleetInbox {
 
 	private final String fleet;
 
-	private final @Nullable SecretKeySpec key;
+	/**
+	 * The keys in force, replaced whole by a refresh of the secrets ({@link #rekey}):
+	 * events read one set, never half of two.
+	 */
+	private volatile Keys keys;
 
 	private final FleetClock clock;
 
@@ -102,11 +107,12 @@ public final class FleetInbox {
 	 * Creates the inbox.
 	 * @param fleet the fleet's name
 	 * @param secret the fleet's secret, or {@code null} to neither sign nor check
+	 * @param previousSecrets secrets whose signatures are still accepted
 	 * @param clock this replica's clock
 	 */
-	FleetInbox(String fleet, @Nullable String secret, FleetClock clock) {
+	FleetInbox(String fleet, @Nullable String secret, List<String> previousSecrets, FleetClock clock) {
 		this.fleet = fleet;
-		this.key = (secret != null) ? new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), MAC) : null;
+		this.keys = Keys.of(secret, previousSecrets);
 		this.clock = clock;
 		for (Rejection rejection : Rejection.values()) {
 			this.rejected.put(rejection, new LongAdder());
@@ -117,10 +123,21 @@ public final class FleetInbox {
 	 * Signs an event this replica sends, when it has a secret.
 	 */
 	<E extends FleetEvent> E sign(E event) {
-		if (this.key != null) {
-			event.setSignature(Base64.getUrlEncoder().withoutPadding().encodeToString(mac(event)));
+		SecretKeySpec key = this.keys.signing();
+		if (key != null) {
+			event.setSignature(Base64.getUrlEncoder().withoutPadding().encodeToString(mac(key, event)));
 		}
 		return event;
+	}
+
+	/**
+	 * Puts new secrets in force (a refresh during a rotation): events are signed with
+	 * {@code secret} from now on, and checked against it and the previous ones.
+	 * @param secret the fleet's secret, or {@code null} to neither sign nor check
+	 * @param previousSecrets secrets whose signatures are still accepted
+	 */
+	void rekey(@Nullable String secret, List<String> previousSecrets) {
+		this.keys = Keys.of(secret, previousSecrets);
 	}
 
 	/**
@@ -182,12 +199,13 @@ public final class FleetInbox {
 		if (!this.fleet.equals(event.getFleet())) {
 			return Rejection.OTHER_FLEET;
 		}
-		if (this.key != null) {
+		Keys keys = this.keys;
+		if (keys.signing() != null) {
 			String signature = event.getSignature();
 			if (signature == null || signature.isEmpty()) {
 				return Rejection.UNSIGNED;
 			}
-			if (!signedBy(event, signature)) {
+			if (!signedBy(keys, event, signature)) {
 				return Rejection.BAD_SIGNATURE;
 			}
 		}
@@ -205,7 +223,7 @@ public final class FleetInbox {
 		return null;
 	}
 
-	private boolean signedBy(FleetEvent event, String signature) {
+	private static boolean signedBy(Keys keys, FleetEvent event, String signature) {
 		byte[] given;
 		try {
 			given = Base64.getUrlDecoder().decode(signature);
@@ -213,15 +231,20 @@ public final class FleetInbox {
 		catch (IllegalArgumentException ex) {
 			return false;
 		}
-		// Constant time: the comparison must not tell how many leading bytes matched.
-		return MessageDigest.isEqual(mac(event), given);
+		boolean signed = false;
+		for (SecretKeySpec key : keys.verifying()) {
+			// Constant time: the comparison must not tell how many leading bytes matched;
+			// every key is tried, so neither does the time tell which one did.
+			signed |= MessageDigest.isEqual(mac(key, event), given);
+		}
+		return signed;
 	}
 
-	private byte[] mac(FleetEvent event) {
+	private static byte[] mac(SecretKeySpec key, FleetEvent event) {
 		try {
 			// A Mac is not thread-safe, and events are rare: one per event.
 			Mac mac = Mac.getInstance(MAC);
-			mac.init(this.key);
+			mac.init(key);
 			return mac.doFinal(signedText(event).getBytes(StandardCharsets.UTF_8));
 		}
 		catch (NoSuchAlgorithmException | InvalidKeyException ex) {
@@ -268,6 +291,28 @@ public final class FleetInbox {
 			}
 
 		};
+	}
+
+	/**
+	 * The key events are signed with, or {@code null} for none, and every key a signature
+	 * is accepted from: that one, then the previous ones.
+	 */
+	private record Keys(@Nullable SecretKeySpec signing, List<SecretKeySpec> verifying) {
+
+		static Keys of(@Nullable String secret, List<String> previousSecrets) {
+			if (secret == null) {
+				return new Keys(null, List.of());
+			}
+			List<SecretKeySpec> verifying = new ArrayList<>();
+			verifying.add(key(secret));
+			previousSecrets.forEach((previous) -> verifying.add(key(previous)));
+			return new Keys(verifying.get(0), List.copyOf(verifying));
+		}
+
+		private static SecretKeySpec key(String secret) {
+			return new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), MAC);
+		}
+
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.gatewaylb.internal.settings;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import dev.gatewaylb.config.DnsProperties;
@@ -19,6 +20,29 @@ public record DnsSettings(Duration minTtl, Duration maxTtl, Duration negativeTtl
 
 	public DnsSettings {
 		servers = List.copyOf(servers);
+	}
+
+	/**
+	 * Returns the keys that differ in {@code next}: the resolver is built once, at
+	 * start-up, so each of them is.
+	 * @param next the settings of a refresh
+	 * @return the differing keys
+	 */
+	public List<String> keysChangedIn(DnsSettings next) {
+		List<String> changed = new ArrayList<>();
+		if (!this.minTtl.equals(next.minTtl)) {
+			changed.add("gateway.lb.dns.min-ttl");
+		}
+		if (!this.maxTtl.equals(next.maxTtl)) {
+			changed.add("gateway.lb.dns.max-ttl");
+		}
+		if (!this.negativeTtl.equals(next.negativeTtl)) {
+			changed.add("gateway.lb.dns.negative-ttl");
+		}
+		if (!this.servers.equals(next.servers)) {
+			changed.add("gateway.lb.dns.servers");
+		}
+		return changed;
 	}
 
 	static DnsSettings map(DnsProperties dns) {

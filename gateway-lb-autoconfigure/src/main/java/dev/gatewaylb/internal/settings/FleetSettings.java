@@ -1,6 +1,9 @@
 package dev.gatewaylb.internal.settings;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 
 import dev.gatewaylb.config.FleetProperties;
 import org.jspecify.annotations.Nullable;
@@ -17,9 +20,10 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * @param followDrains whether the fleet's drains are followed
  * @param followRollouts whether the fleet's rollout decisions are followed, and asked for
  * on start
+ * @param previousSecrets secrets whose signatures are still accepted during a rotation
  */
 public record FleetSettings(@Nullable String name, @Nullable String secret, boolean followDrains,
-		boolean followRollouts) {
+		boolean followRollouts, List<String> previousSecrets) {
 
 	/**
 	 * The fewest bytes of a secret: HMAC-SHA256's own output.
@@ -30,6 +34,10 @@ public record FleetSettings(@Nullable String name, @Nullable String secret, bool
 	 * The longest name: an event's fields are at most this long.
 	 */
 	static final int MAX_NAME_LENGTH = 256;
+
+	public FleetSettings {
+		previousSecrets = List.copyOf(previousSecrets);
+	}
 
 	static FleetSettings map(FleetProperties fleet) {
 		String name = fleet.name();
@@ -44,7 +52,19 @@ public record FleetSettings(@Nullable String name, @Nullable String secret, bool
 			throw new InvalidConfigurationPropertyValueException("gateway.lb.fleet.secret", "(hidden)",
 					"expected: at least " + MIN_SECRET_BYTES + " bytes, the same on every replica");
 		}
-		return new FleetSettings(name, secret, fleet.followDrains(), fleet.followRollouts());
+		List<String> previous = fleet.previousSecrets();
+		for (int i = 0; i < previous.size(); i++) {
+			String old = previous.get(i);
+			if (old == null || old.getBytes(StandardCharsets.UTF_8).length < MIN_SECRET_BYTES) {
+				throw new InvalidConfigurationPropertyValueException("gateway.lb.fleet.previous-secrets[" + i + "]",
+						"(hidden)", "expected: at least " + MIN_SECRET_BYTES + " bytes, as a secret");
+			}
+		}
+		if (!previous.isEmpty() && secret == null) {
+			throw new InvalidConfigurationPropertyValueException("gateway.lb.fleet.previous-secrets", "(hidden)",
+					"expected: with gateway.lb.fleet.secret, the one events are signed with");
+		}
+		return new FleetSettings(name, secret, fleet.followDrains(), fleet.followRollouts(), previous);
 	}
 
 	/**
@@ -59,7 +79,29 @@ public record FleetSettings(@Nullable String name, @Nullable String secret, bool
 	@Override
 	public String toString() {
 		return "FleetSettings[name=" + this.name + ", secret=" + ((this.secret != null) ? "(set)" : "null")
-				+ ", followDrains=" + this.followDrains + ", followRollouts=" + this.followRollouts + "]";
+				+ ", followDrains=" + this.followDrains + ", followRollouts=" + this.followRollouts
+				+ ", previousSecrets=(" + this.previousSecrets.size() + " set)]";
+	}
+
+	/**
+	 * Returns the keys of this block that a replica reads at start-up only, and which
+	 * differ in {@code next}: the channel is built once, with its name and what it
+	 * follows.
+	 * @param next the settings of a refresh
+	 * @return the differing keys, empty when only live keys (the secrets) changed
+	 */
+	public List<String> startUpKeysChangedIn(FleetSettings next) {
+		List<String> changed = new ArrayList<>();
+		if (!Objects.equals(this.name, next.name)) {
+			changed.add("gateway.lb.fleet.name");
+		}
+		if (this.followDrains != next.followDrains) {
+			changed.add("gateway.lb.fleet.follow-drains");
+		}
+		if (this.followRollouts != next.followRollouts) {
+			changed.add("gateway.lb.fleet.follow-rollouts");
+		}
+		return changed;
 	}
 
 }

@@ -1,5 +1,7 @@
 package dev.gatewaylb.internal.settings;
 
+import java.util.List;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -58,6 +60,16 @@ public final class GatewayLbRefresher implements ApplicationListener<Environment
 		}
 		catch (RuntimeException ex) {
 			String error = describe(ex);
+			if (!error.equals(this.settings.lastError())) {
+				logger.warn("Rejected a refresh of gateway.lb, the previous settings stay in force: " + error);
+			}
+			this.settings.reject(error);
+			return false;
+		}
+		List<String> startUpOnly = this.settings.get().startUpKeysChangedIn(next);
+		if (!startUpOnly.isEmpty()) {
+			String error = String.join(", ", startUpOnly)
+					+ ": read at start-up only; restart the gateway to change it (the values in force stay)";
 			if (!error.equals(this.settings.lastError())) {
 				logger.warn("Rejected a refresh of gateway.lb, the previous settings stay in force: " + error);
 			}

@@ -1,6 +1,7 @@
 package dev.gatewaylb.internal.settings;
 
 import java.util.HashSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -158,12 +159,14 @@ public final class GatewayLbSettings {
 	public boolean equals(@Nullable Object other) {
 		return other instanceof GatewayLbSettings that && this.defaults.equals(that.defaults)
 				&& this.services.equals(that.services) && this.splits.equals(that.splits)
-				&& this.trustedProxies.equals(that.trustedProxies) && this.allowedHosts.equals(that.allowedHosts);
+				&& this.trustedProxies.equals(that.trustedProxies) && this.allowedHosts.equals(that.allowedHosts)
+				&& this.fleet.equals(that.fleet) && this.dns.equals(that.dns);
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.defaults, this.services, this.splits, this.trustedProxies, this.allowedHosts);
+		return Objects.hash(this.defaults, this.services, this.splits, this.trustedProxies, this.allowedHosts,
+				this.fleet, this.dns);
 	}
 
 	@Override
@@ -173,7 +176,21 @@ public final class GatewayLbSettings {
 	}
 
 	/**
-	 * Returns the fleet channel's settings; the channel takes them at start-up.
+	 * Returns the keys read only at start-up whose value differs in {@code next} (the
+	 * fleet channel's name and what it follows, the resolver's settings): a refresh that
+	 * changes one is refused, naming them, rather than shown as applied and not acted on.
+	 * @param next the settings of a refresh
+	 * @return the keys, empty when none differs
+	 */
+	public List<String> startUpKeysChangedIn(GatewayLbSettings next) {
+		List<String> changed = new ArrayList<>(this.fleet.startUpKeysChangedIn(next.fleet));
+		changed.addAll(this.dns.keysChangedIn(next.dns));
+		return changed;
+	}
+
+	/**
+	 * Returns the fleet channel's settings; the channel takes them at start-up but for
+	 * its secrets, which a refresh changes live.
 	 * @return the settings
 	 */
 	public FleetSettings fleet() {

@@ -69,4 +69,22 @@ class GatewayLbRefresherTests {
 			.contains("classpath:tls/missing.pem");
 	}
 
+	@Test
+	void refusesARefreshThatChangesAKeyReadAtStartUpNamingItAndAppliesANewFleetSecret() {
+		this.properties.put("gateway.lb.dns.max-ttl", "60s");
+		this.properties.put("gateway.lb.fleet.name", "edge");
+		assertThat(this.refresher.refresh()).isFalse();
+		assertThat(this.settings.generation()).isOne();
+		assertThat(this.settings.lastError())
+			.startsWith("gateway.lb.fleet.name, gateway.lb.dns.max-ttl: read at start-up only");
+		assertThat(this.settings.get().dns().maxTtl()).hasSeconds(30);
+		this.properties.remove("gateway.lb.dns.max-ttl");
+		this.properties.remove("gateway.lb.fleet.name");
+		this.properties.put("gateway.lb.fleet.secret", "a fleet secret of at least 32 bytes");
+		assertThat(this.refresher.refresh()).isTrue();
+		assertThat(this.settings.generation()).as("applied, not unchanged").isEqualTo(2);
+		assertThat(this.settings.get().fleet().secret()).isEqualTo("a fleet secret of at least 32 bytes");
+		assertThat(this.settings.lastError()).isNull();
+	}
+
 }
