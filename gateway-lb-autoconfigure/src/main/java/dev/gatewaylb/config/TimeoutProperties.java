@@ -29,10 +29,15 @@ import org.springframework.util.unit.DataSize;
  * @param happyEyeballs Delay between the connect attempts of one dial when a hostname
  * resolves to several addresses (RFC 8305): the first that connects wins. 0 turns the
  * race off (the addresses are tried one after another).
+ * @param responseWriteMinRate Slowest average rate, per second, at which a client may
+ * take its answer once the grace of response-write-idle has passed, counting only the
+ * time the gateway had bytes for it that it did not take; slower: its connection is
+ * closed and the upstream's let go, charged to nobody. 0 turns it off, and so does a
+ * response-write-idle of 0.
  */
 public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle,
 		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle, @Nullable DataSize requestBodyMinRate,
-		@Nullable Duration happyEyeballs) {
+		@Nullable Duration happyEyeballs, @Nullable DataSize responseWriteMinRate) {
 
 	public TimeoutProperties {
 		if (connect != null && (connect.isNegative() || connect.isZero())) {
@@ -55,6 +60,10 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 		if (requestBodyMinRate != null && requestBodyMinRate.isNegative()) {
 			throw new IllegalArgumentException(
 					"request-body-min-rate: " + requestBodyMinRate + " (expected: >= 0B, a size per second)");
+		}
+		if (responseWriteMinRate != null && responseWriteMinRate.isNegative()) {
+			throw new IllegalArgumentException(
+					"response-write-min-rate: " + responseWriteMinRate + " (expected: >= 0B, a size per second)");
 		}
 		if (happyEyeballs != null && happyEyeballs.isNegative()) {
 			throw new IllegalArgumentException(

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.exchange;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 
 import dev.gatewaylb.internal.control.RequestClock;
@@ -119,7 +120,8 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		try {
 			nativeResponse = ServerHttpResponseDecorator.getNativeResponse(getDelegate());
 		}
-		catch (IllegalArgumentException ex) {
+		catch (IllegalArgumentException | IllegalStateException ex) {
+			// Not a server's response (Spring's mock throws the second).
 			return false;
 		}
 		if (nativeResponse instanceof NettyOutbound netty) {
@@ -213,6 +215,33 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		 */
 		private final long writeIdleNanos;
 
+		/**
+		 * {@code timeouts.response-write-min-rate}, bytes a second, 0 for none.
+		 */
+		private final long minRate;
+
+		/**
+		 * How long the writer has waited for the client, over every stall that ended: the
+		 * time the client was the bottleneck. Written by {@link #request} only (requests
+		 * come one at a time, Reactive Streams' rule 2.7).
+		 */
+		private volatile long stalledNanos;
+
+		/**
+		 * Whether the writer's demand ran out and has not come back yet, as far as
+		 * {@link #request} has seen: a request that finds it set ends a stall. A request
+		 * racing the flag's setting misses a stall of a few instants: the rate then
+		 * counts a little less time against the client, never more.
+		 */
+		private volatile boolean stalled;
+
+		/**
+		 * The bytes the client took since the writer first waited for it (the first
+		 * chunks went out before anything could be slow); written by {@link #onNext}
+		 * only.
+		 */
+		private long takenBytes;
+
 		private final @Nullable Attempt attempt;
 
 		/**
@@ -259,6 +288,8 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			this.watcher = lease.watcher();
 			this.writeIdleNanos = (this.attempt != null)
 					? this.attempt.runtime().settings().upstream().responseWriteIdleTimeout().toNanos() : 0;
+			this.minRate = (this.attempt != null) ? this.attempt.runtime().settings().upstream().responseWriteMinRate()
+					: 0;
 		}
 
 		@Override
@@ -291,12 +322,42 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 					}
 				}
 			}
+			if (this.stalledNanos > 0 && item instanceof DataBuffer buffer) {
+				this.takenBytes += buffer.readableByteCount();
+			}
+			boolean belowRate = false;
 			if (this.writeIdleNanos > 0 && Operators.produced(REQUESTED, this, 1) == 0 && this.prefetched) {
 				// The writer has all it asked for: from now on it waits for the client.
 				this.exhaustedNanos = this.timers.nanoTime();
-				arm(this.writeIdleNanos);
+				this.stalled = true;
+				belowRate = belowMinRate();
+				if (!belowRate) {
+					arm(this.writeIdleNanos);
+				}
 			}
 			this.actual.onNext(item);
+			if (belowRate) {
+				cut(this.attempt.runtime().counters().slowReadersBelowRate(), "response-write-min-rate",
+						"took its answer at " + rate() + " bytes a second for " + this.stalledNanos / 1_000_000
+								+ " ms of waiting");
+			}
+		}
+
+		/**
+		 * Returns whether the client, once the writer has waited for it longer than the
+		 * grace ({@code response-write-idle}) over all its stalls, took its answer slower
+		 * than {@code response-write-min-rate} on average over that waiting: a reader
+		 * that takes a chunk now and then, never idle long enough for the idle limit,
+		 * holds the upstream connection as surely as one that takes nothing.
+		 */
+		private boolean belowMinRate() {
+			long stalled = this.stalledNanos;
+			return this.minRate > 0 && stalled >= this.writeIdleNanos && rate() < this.minRate;
+		}
+
+		private long rate() {
+			long stalled = this.stalledNanos;
+			return (stalled > 0) ? (long) (this.takenBytes * 1e9 / stalled) : Long.MAX_VALUE;
 		}
 
 		@Override
@@ -337,7 +398,12 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 					this.prefetched = true;
 				}
 				this.askedBefore = true;
-				Operators.addCap(REQUESTED, this, n);
+				if (Operators.addCap(REQUESTED, this, n) == 0 && this.stalled) {
+					// The client took some: the writer waited for it since it ran out.
+					this.stalled = false;
+					long waited = this.timers.nanoTime() - this.exhaustedNanos;
+					this.stalledNanos += Math.max(1, waited);
+				}
 			}
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
@@ -378,27 +444,33 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 				schedule(left);
 				return;
 			}
+			cut(attempt.runtime().counters().slowReaders(), "response-write-idle",
+					"accepted no bytes for " + this.writeIdleNanos / 1_000_000 + " ms");
+		}
+
+		/**
+		 * Ends the body for a client too slow to take it, once: the client's doing, noted
+		 * before the upstream connection is let go, whose end would otherwise pass for a
+		 * body that broke off. The writer ends with the client's channel, its pending
+		 * writes failed; not Reactor Netty's, it is told as of a client that went away
+		 * (which Spring logs at DEBUG).
+		 */
+		private void cut(LongAdder counter, String limit, String what) {
 			if (!DONE.compareAndSet(this, OPEN, CUT)) {
 				return;
 			}
-			// The client's doing: noted before the upstream connection is let go, whose
-			// end would otherwise pass for a body that broke off.
+			Attempt attempt = this.attempt;
 			attempt.clientFault(Outcome.Kind.CLIENT_GONE);
-			attempt.runtime().counters().slowReaders().increment();
+			counter.increment();
+			disarm();
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.cancel();
 			}
-			long millis = this.writeIdleNanos / 1_000_000;
-			logger.log(System.Logger.Level.DEBUG,
-					() -> "response-write-idle: the client accepted no bytes of its answer from "
-							+ attempt.runtime().id() + " for " + millis + " ms; closing its connection");
-			// The writer ends with the client's channel, its pending writes failed. Not
-			// Reactor Netty's: the writer is told, as of a client that went away (which
-			// Spring logs at DEBUG).
+			logger.log(System.Logger.Level.DEBUG, () -> limit + ": the client of " + attempt.runtime().id() + " " + what
+					+ "; closing its connection");
 			if (!this.closeClient.getAsBoolean()) {
-				this.actual.onError(new AbortedException(
-						"response-write-idle: the client accepted no bytes for " + millis + " ms"));
+				this.actual.onError(new AbortedException(limit + ": the client " + what));
 			}
 		}
 

@@ -26,10 +26,12 @@ import dev.gatewaylb.internal.discovery.DiscoveryRejection;
  * {@code timeouts.request-body-min-rate}
  * @param noEndpoint requests answered 503 (or 404) because the service had no endpoint to
  * pick
+ * @param slowReadersBelowRate clients cut off because they took their answer slower than
+ * {@code timeouts.response-write-min-rate}
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders,
-		LongAdder noEndpoint) {
+		LongAdder noEndpoint, LongAdder slowReadersBelowRate) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -41,7 +43,8 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 			rejected.put(rejection, new LongAdder());
 		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
-				Collections.unmodifiableMap(rejected), new LongAdder(), new LongAdder(), new LongAdder());
+				Collections.unmodifiableMap(rejected), new LongAdder(), new LongAdder(), new LongAdder(),
+				new LongAdder());
 	}
 
 }

@@ -37,11 +37,14 @@ import org.springframework.core.io.Resource;
  * several addresses, zero for one after another
  * @param loopAffine whether requests take connections of their own event loop first
  * ({@code pool.loop-affinity: preferred})
+ * @param responseWriteMinRate slowest average rate at which the client may take its
+ * answer after the grace of {@code responseWriteIdleTimeout}, in bytes per second, 0 for
+ * none
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
-		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine) {
+		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine, long responseWriteMinRate) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -51,7 +54,8 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 	 * Returns whether a client built for these settings serves {@code other} as well:
 	 * they differ at most in what the request path reads from the service's settings on
 	 * each request, not from its pools: {@link #requestBodyIdleTimeout()},
-	 * {@link #responseWriteIdleTimeout()} and {@link #requestBodyMinRate()}.
+	 * {@link #responseWriteIdleTimeout()}, {@link #requestBodyMinRate()} and
+	 * {@link #responseWriteMinRate()}.
 	 * @param other the new settings
 	 * @return whether the pools can be kept
 	 */
@@ -59,7 +63,7 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
 				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
 				this.requestBodyIdleTimeout, other.trustedCa, other.http2, this.responseWriteIdleTimeout,
-				this.requestBodyMinRate, other.happyEyeballs, other.loopAffine));
+				this.requestBodyMinRate, other.happyEyeballs, other.loopAffine, this.responseWriteMinRate));
 	}
 
 	/**

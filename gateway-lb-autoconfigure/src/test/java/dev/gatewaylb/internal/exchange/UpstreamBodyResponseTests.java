@@ -111,6 +111,96 @@ class UpstreamBodyResponseTests {
 		assertThat(timers.pending()).as("timers left once the writer gave up").isZero();
 	}
 
+	@Test
+	void aReaderThatTakesAChunkNowAndThenIsCutOnceItsAverageFallsBelowTheMinimumRate() {
+		IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+		TricklingWriter writer = new TricklingWriter();
+		new UpstreamBodyResponse(trickled(writer), this.lease, timers).writeWith(kilobytes(100)).subscribe();
+		assertThat(writer.received).as("the barrier's one and the writer's two").isEqualTo(3);
+		// One kilobyte every 50 s: never idle for response-write-idle (60 s), 20 bytes a
+		// second on average, far below response-write-min-rate (1KB).
+		timers.advance(50_000_000_000L);
+		writer.take(1);
+		assertThat(writer.error).as("within the grace").isNull();
+		timers.advance(50_000_000_000L);
+		writer.take(1);
+		assertThat(writer.error).as("past the grace, below the rate").isNotNull();
+		assertThat(writer.error.getMessage())
+			.startsWith("response-write-min-rate: the client took its answer at 20 bytes");
+		assertThat(this.attempt.outcome()).as("the client's doing").isEqualTo(Outcome.Kind.CLIENT_GONE);
+		assertThat(this.attempt.runtime().counters().slowReadersBelowRate().sum()).isOne();
+		assertThat(this.attempt.runtime().counters().slowReaders().sum()).as("never idle that long").isZero();
+		assertThat(this.service.snapshot.state(0).consecutiveFailures()).isZero();
+		assertThat(timers.pending()).as("no timer left behind").isZero();
+	}
+
+	@Test
+	void aSlowButSteadyReaderAboveTheMinimumRateIsNeverCut() {
+		IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+		TricklingWriter writer = new TricklingWriter();
+		new UpstreamBodyResponse(trickled(writer), this.lease, timers).writeWith(kilobytes(1000)).subscribe();
+		// Two kilobytes every second for five minutes.
+		for (int second = 0; second < 300; second++) {
+			timers.advance(1_000_000_000L);
+			writer.take(2);
+		}
+		assertThat(writer.error).isNull();
+		assertThat(writer.received).isEqualTo(3 + 600);
+		assertThat(this.attempt.runtime().counters().slowReadersBelowRate().sum()).isZero();
+		writer.dispose();
+	}
+
+	/**
+	 * A writer that asks for one chunk, as Spring's write barrier does, then for two, and
+	 * then only when the test lets the client take some: a client that reads now and
+	 * then.
+	 */
+	static final class TricklingWriter extends reactor.core.publisher.BaseSubscriber<DataBuffer> {
+
+		int received;
+
+		Throwable error;
+
+		@Override
+		protected void hookOnSubscribe(org.reactivestreams.Subscription subscription) {
+			request(1);
+		}
+
+		@Override
+		protected void hookOnNext(DataBuffer chunk) {
+			this.received++;
+			if (this.received == 1) {
+				request(2);
+			}
+		}
+
+		@Override
+		protected void hookOnError(Throwable throwable) {
+			this.error = throwable;
+		}
+
+		void take(int chunks) {
+			request(chunks);
+		}
+
+	}
+
+	private static ServerHttpResponse trickled(TricklingWriter writer) {
+		return new ServerHttpResponseDecorator(new MockServerHttpResponse()) {
+
+			@Override
+			public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+				body.subscribe(writer);
+				return Mono.never();
+			}
+
+		};
+	}
+
+	private static Flux<DataBuffer> kilobytes(int count) {
+		return Flux.range(0, count).map((i) -> DefaultDataBufferFactory.sharedInstance.wrap(new byte[1024]));
+	}
+
 	/**
 	 * A writer that asks for one chunk, as Spring's write barrier does, then for two, and
 	 * then for nothing: a client that stopped reading.
