@@ -20,18 +20,23 @@ import org.jspecify.annotations.Nullable;
  * cookie, and removed when the upstream expires it. Empty sets the affinity cookie on the
  * first answer of every session.
  * @param maxAge Lifetime of the affinity cookie. 0 makes it a session cookie, dropped
- * when the browser closes.
+ * when the browser closes. A value also carries its issue time, signed: past max-age (a
+ * day for a session cookie) it is no longer followed, and a session past half of it gets
+ * a fresh value.
  * @param path Path attribute of the cookie.
  * @param secure Whether the cookie is sent over HTTPS only. A request that came over
  * HTTPS gets a Secure cookie either way.
  * @param httpOnly Whether the cookie is hidden from scripts.
  * @param sameSite SameSite attribute of the cookie: Strict, Lax or None. None requires
  * secure, since browsers drop a SameSite=None cookie without Secure.
+ * @param maxLoadFactor Most requests in flight, as a factor of the service's average per
+ * endpoint (weighted, the request included), that a followed endpoint may hold: past it
+ * the session moves. Above 1; 0 turns the bound off.
  */
 public record AffinityProperties(@Nullable String cookie, @Nullable String secret,
 		@Nullable List<String> previousSecrets, @Nullable String learn, @Nullable Duration maxAge,
 		@Nullable String path, @Nullable Boolean secure, @Nullable Boolean httpOnly,
-		StickyProperties.@Nullable SameSite sameSite) {
+		StickyProperties.@Nullable SameSite sameSite, @Nullable Double maxLoadFactor) {
 
 	public AffinityProperties {
 		if (cookie != null && !cookie.isEmpty() && !Tokens.isToken(cookie)) {
@@ -52,6 +57,11 @@ public record AffinityProperties(@Nullable String cookie, @Nullable String secre
 		if (previousSecrets != null) {
 			previousSecrets = List.copyOf(previousSecrets);
 		}
+		// NaN fails both comparisons.
+		if (maxLoadFactor != null && !(maxLoadFactor == 0 || (maxLoadFactor > 1 && maxLoadFactor <= 100))) {
+			throw new IllegalArgumentException(
+					"max-load-factor: " + maxLoadFactor + " (expected: 0 (off) or above 1 to 100, e.g. 2.0)");
+		}
 	}
 
 	@Override
@@ -61,7 +71,8 @@ public record AffinityProperties(@Nullable String cookie, @Nullable String secre
 				+ ", previousSecrets="
 				+ ((this.previousSecrets != null) ? this.previousSecrets.size() + " set" : "null") + ", learn="
 				+ this.learn + ", maxAge=" + this.maxAge + ", path=" + this.path + ", secure=" + this.secure
-				+ ", httpOnly=" + this.httpOnly + ", sameSite=" + this.sameSite + "]";
+				+ ", httpOnly=" + this.httpOnly + ", sameSite=" + this.sameSite + ", maxLoadFactor="
+				+ this.maxLoadFactor + "]";
 	}
 
 }

@@ -18,8 +18,9 @@ public enum AffinityOutcome {
 
 	/**
 	 * Its valid cookie named an endpoint that could not take it (gone, ejected, failing
-	 * its checks, at its concurrency limit), or a retry or a backup left that endpoint:
-	 * the session moved and the cookie was issued again.
+	 * its checks, at its concurrency limit, above {@code affinity.max-load-factor} times
+	 * the service's average in flight), or a retry or a backup left that endpoint: the
+	 * session moved and the cookie was issued again.
 	 */
 	MOVED("moved"),
 
@@ -27,7 +28,14 @@ public enum AffinityOutcome {
 	 * Its cookie was not one this service signed (tampered with, of another service, or
 	 * of a secret no longer accepted): ignored, a fresh pick.
 	 */
-	REJECTED("rejected");
+	REJECTED("rejected"),
+
+	/**
+	 * Its cookie was signed, but longer ago than the cookie's lifetime ({@code max-age},
+	 * a day for a session cookie): a fresh pick and a fresh cookie, so that a value
+	 * copied to other clients stops working.
+	 */
+	EXPIRED("expired");
 
 	private final String tag;
 

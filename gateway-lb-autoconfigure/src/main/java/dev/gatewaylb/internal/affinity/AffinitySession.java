@@ -105,11 +105,11 @@ public class AffinitySession {
 		private @Nullable EndpointState followed;
 
 		/**
-		 * Whether the request's cookie was signed with a previous secret: its answer gets
-		 * one signed with the current secret, so that sessions leave the old secret as
-		 * they go.
+		 * Whether the request's cookie gets a fresh value with the answer: it was signed
+		 * with a previous secret (sessions leave the old secret as they go), or it is
+		 * past half its lifetime.
 		 */
-		private boolean previousSecret;
+		private boolean renew;
 
 		private boolean counted;
 
@@ -141,9 +141,18 @@ public class AffinitySession {
 					this.outcome = AffinityOutcome.REJECTED;
 					return -1;
 				}
-				this.previousSecret = secret > 0;
-				int index = snapshot.follow(EndpointCookie.endpointIdOf(line, start));
-				if (index < 0) {
+				if (secret == EndpointCookie.EXPIRED) {
+					this.outcome = AffinityOutcome.EXPIRED;
+					return -1;
+				}
+				// A session past half its cookie's lifetime gets a fresh value with its
+				// answer: a session in use never expires, a copy left alone does.
+				this.renew = secret > 0 || this.signer.checkedAgeSeconds() > this.signer.lifetimeSeconds() / 2;
+				int index = snapshot.follow(this.signer.checkedEndpointId());
+				if (index < 0 || !snapshot.underLoadBound(index, this.state.settings().maxLoadFactor())) {
+					// Gone, not followable, or holding more than its share: a cookie
+					// copied
+					// to many clients cannot pile them onto one endpoint.
 					this.outcome = AffinityOutcome.MOVED;
 					return -1;
 				}
@@ -159,7 +168,7 @@ public class AffinitySession {
 		public void again() {
 			this.outcome = null;
 			this.followed = null;
-			this.previousSecret = false;
+			this.renew = false;
 		}
 
 		@Override
@@ -209,12 +218,12 @@ public class AffinitySession {
 				// kept in a store the endpoints share still needs its new endpoint named
 				// when it moved, and its cookie signed with the current secret.
 				boolean session = change == SetCookies.Change.SET || carries(cookies, learn);
-				if (!session || (change != SetCookies.Change.SET && outcome == AffinityOutcome.FOLLOWED
-						&& !this.previousSecret)) {
+				if (!session
+						|| (change != SetCookies.Change.SET && outcome == AffinityOutcome.FOLLOWED && !this.renew)) {
 					return;
 				}
 			}
-			else if (outcome == AffinityOutcome.FOLLOWED && !this.previousSecret) {
+			else if (outcome == AffinityOutcome.FOLLOWED && !this.renew) {
 				return;
 			}
 			String value = this.signer.sign(EndpointCookie.endpointId(answered.address()));

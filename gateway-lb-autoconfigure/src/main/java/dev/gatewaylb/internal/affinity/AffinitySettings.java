@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 import dev.gatewaylb.internal.config.CookieSettings;
 import dev.gatewaylb.internal.affinity.core.EndpointCookie;
@@ -25,7 +26,13 @@ public final class AffinitySettings {
 	 * No endpoint affinity, the other keys at their built-in defaults.
 	 */
 	public static final AffinitySettings NONE = new AffinitySettings(
-			new CookieSettings("", Duration.ZERO, "/", false, true, "Lax"), "", List.of(), null);
+			new CookieSettings("", Duration.ZERO, "/", false, true, "Lax"), "", List.of(), null, 2.0);
+
+	/**
+	 * How long a value of a session cookie ({@code max-age: 0}) is followed: a browser
+	 * session rarely lasts longer, and a copied value stops working after it.
+	 */
+	public static final Duration SESSION_COOKIE_LIFETIME = Duration.ofDays(1);
 
 	private final CookieSettings cookie;
 
@@ -35,6 +42,8 @@ public final class AffinitySettings {
 
 	private final @Nullable String learn;
 
+	private final double maxLoadFactor;
+
 	/**
 	 * Creates the settings.
 	 * @param cookie the cookie's name and attributes; an empty name turns affinity off
@@ -43,12 +52,35 @@ public final class AffinitySettings {
 	 * @param previousSecrets secrets still accepted, newest first
 	 * @param learn the application cookie whose session the affinity follows, or
 	 * {@code null}
+	 * @param maxLoadFactor the most a followed endpoint may hold as a factor of the
+	 * service's average in flight, 0 for no bound
 	 */
-	AffinitySettings(CookieSettings cookie, String secret, List<String> previousSecrets, @Nullable String learn) {
+	AffinitySettings(CookieSettings cookie, String secret, List<String> previousSecrets, @Nullable String learn,
+			double maxLoadFactor) {
 		this.cookie = Objects.requireNonNull(cookie, "cookie");
 		this.secret = Objects.requireNonNull(secret, "secret");
 		this.previousSecrets = List.copyOf(previousSecrets);
 		this.learn = learn;
+		this.maxLoadFactor = maxLoadFactor;
+	}
+
+	/**
+	 * Returns the most requests in flight a followed endpoint may hold, as a factor of
+	 * the service's weighted average (the request included).
+	 * @return the factor, 0 for no bound
+	 */
+	public double maxLoadFactor() {
+		return this.maxLoadFactor;
+	}
+
+	/**
+	 * Returns how long a cookie value is followed after it was issued: {@code max-age},
+	 * or {@link #SESSION_COOKIE_LIFETIME} for a session cookie.
+	 * @return the lifetime
+	 */
+	public Duration lifetime() {
+		Duration maxAge = this.cookie.maxAge();
+		return (maxAge.isZero()) ? SESSION_COOKIE_LIFETIME : maxAge;
 	}
 
 	/**
@@ -97,40 +129,43 @@ public final class AffinitySettings {
 	 * service's own id, since the settings under {@code defaults} serve many services.
 	 * @param service the service's id: a value signed for one service is refused by
 	 * another
+	 * @param wallMillis the wall clock: a value's issue time is read on other replicas
 	 * @return the signer
 	 * @throws IllegalStateException when affinity is off
 	 */
-	public EndpointCookie signerFor(String service) {
+	public EndpointCookie signerFor(String service, LongSupplier wallMillis) {
 		if (!enabled()) {
 			throw new IllegalStateException("endpoint affinity is off");
 		}
 		return new EndpointCookie(service, this.secret.getBytes(StandardCharsets.UTF_8),
-				this.previousSecrets.stream().map((previous) -> previous.getBytes(StandardCharsets.UTF_8)).toList());
+				this.previousSecrets.stream().map((previous) -> previous.getBytes(StandardCharsets.UTF_8)).toList(),
+				Math.max(1, lifetime().toSeconds()), () -> wallMillis.getAsLong() / 1000);
 	}
 
 	@Override
 	public boolean equals(@Nullable Object other) {
 		return other instanceof AffinitySettings that && this.cookie.equals(that.cookie)
 				&& this.secret.equals(that.secret) && this.previousSecrets.equals(that.previousSecrets)
-				&& Objects.equals(this.learn, that.learn);
+				&& Objects.equals(this.learn, that.learn) && this.maxLoadFactor == that.maxLoadFactor;
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.cookie, this.secret, this.previousSecrets, this.learn);
+		return Objects.hash(this.cookie, this.secret, this.previousSecrets, this.learn, this.maxLoadFactor);
 	}
 
 	@Override
 	public String toString() {
 		return "AffinitySettings[cookie=" + this.cookie + ", secret=" + (this.secret.isEmpty() ? "(none)" : "(set)")
-				+ ", previousSecrets=" + this.previousSecrets.size() + ", learn=" + this.learn + "]";
+				+ ", previousSecrets=" + this.previousSecrets.size() + ", learn=" + this.learn + ", maxLoadFactor="
+				+ this.maxLoadFactor + "]";
 	}
 
 	/**
 	 * The built-in defaults of the {@code affinity} block: off.
 	 */
 	public static final AffinityProperties BUILT_IN = new AffinityProperties("", "", List.of(), "", Duration.ZERO, "/",
-			false, true, SameSite.LAX);
+			false, true, SameSite.LAX, 2.0);
 
 	/**
 	 * Maps a service's {@code affinity} block, or rejects it naming the key: a
@@ -185,7 +220,8 @@ public final class AffinitySettings {
 		CookieSettings cookie = new CookieSettings(name, affinity.get(AffinityProperties::maxAge),
 				affinity.get(AffinityProperties::path), secure, affinity.get(AffinityProperties::httpOnly),
 				CookieSettings.sameSite(sameSite));
-		return new AffinitySettings(cookie, secret, previous, learn.isEmpty() ? null : learn);
+		return new AffinitySettings(cookie, secret, previous, learn.isEmpty() ? null : learn,
+				affinity.get(AffinityProperties::maxLoadFactor));
 	}
 
 }

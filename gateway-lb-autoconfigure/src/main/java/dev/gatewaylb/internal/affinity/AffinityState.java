@@ -53,7 +53,8 @@ public final class AffinityState implements Metered {
 			if (previous != null && previous.settings.equals(settings)) {
 				return previous;
 			}
-			EndpointCookie signer = settings.enabled() ? settings.signerFor(service.serviceId()) : null;
+			EndpointCookie signer = settings.enabled() ? settings.signerFor(service.serviceId(), service.wallMillis())
+					: null;
 			return (previous != null) ? new AffinityState(settings, signer, previous.outcomes, previous.windows)
 					: new AffinityState(settings, signer, outcomes(), new ConcurrentHashMap<>());
 		}

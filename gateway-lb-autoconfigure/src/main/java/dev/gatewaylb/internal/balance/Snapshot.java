@@ -20,6 +20,12 @@ import org.jspecify.annotations.Nullable;
 public final class Snapshot<T> {
 
 	/**
+	 * The fewest requests in flight a load bound ({@link #underLoadBound}) ever moves a
+	 * request away from.
+	 */
+	public static final int MIN_LOAD_BOUND = 8;
+
+	/**
 	 * What {@link #select} returns when endpoints could be picked but every one is at its
 	 * concurrency limit: the request is shed.
 	 */
@@ -113,6 +119,47 @@ public final class Snapshot<T> {
 			return -1;
 		}
 		return index;
+	}
+
+	/**
+	 * Returns whether endpoint {@code index} may take one more request under a bound on
+	 * its load: fewer requests in flight than {@code factor} times its weighted share of
+	 * the service's requests in flight, the new one included, as consistent hashing's
+	 * bounded loads count it ({@code hash-balance-factor}), and never below
+	 * {@value #MIN_LOAD_BOUND}: with few requests in flight the share is noise (two
+	 * sessions of one endpoint among ten requests are not an overload), and moving a
+	 * session costs more than a moved hash key. An endpoint under that floor always may,
+	 * without a sum; otherwise every eligible endpoint's count is read once, as
+	 * least-requests reads them. Counts move while they are read: a stale one lets one
+	 * request over the bound or moves one too many, never more.
+	 * @param index an endpoint index
+	 * @param factor the bound's factor, above 1; 0 for no bound
+	 * @return whether the endpoint is under its bound
+	 */
+	public boolean underLoadBound(int index, double factor) {
+		if (factor <= 0) {
+			return true;
+		}
+		Members members = this.members;
+		int inFlight = members.states[index].inFlight();
+		if (inFlight < MIN_LOAD_BOUND) {
+			return true;
+		}
+		long total = 0;
+		long totalWeight = 0;
+		boolean counted = false;
+		for (int eligible : members.eligible) {
+			total += members.states[eligible].inFlight();
+			totalWeight += members.endpoints[eligible].weight();
+			counted |= eligible == index;
+		}
+		if (!counted) {
+			// A draining endpoint a session still follows: its load is the service's too.
+			total += inFlight;
+			totalWeight += members.endpoints[index].weight();
+		}
+		int weight = members.endpoints[index].weight();
+		return totalWeight > 0 && inFlight < factor * (total + 1) * weight / totalWeight;
 	}
 
 	/**

@@ -56,12 +56,15 @@ public interface Feature<C, S> {
 	 * @param serviceId the service id, in lower case
 	 * @param nanoClock the service's clock, the one of its latency samples, deadlines and
 	 * windows
+	 * @param wallMillis the wall clock, for what other replicas read (a cookie's issue
+	 * time)
 	 */
-	record Context(String serviceId, LongSupplier nanoClock) {
+	record Context(String serviceId, LongSupplier nanoClock, LongSupplier wallMillis) {
 
 		public Context {
 			Objects.requireNonNull(serviceId, "serviceId");
 			Objects.requireNonNull(nanoClock, "nanoClock");
+			Objects.requireNonNull(wallMillis, "wallMillis");
 		}
 
 	}

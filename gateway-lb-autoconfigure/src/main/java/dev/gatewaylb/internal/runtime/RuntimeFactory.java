@@ -114,7 +114,7 @@ final class RuntimeFactory {
 	 * @param previous the states in force, or {@code null} for the service's first
 	 */
 	private Object[] states(Object @Nullable [] previous, String serviceId, ServiceSettings settings) {
-		Feature.Context service = new Feature.Context(serviceId, this.nanoClock);
+		Feature.Context service = new Feature.Context(serviceId, this.nanoClock, this.clock::currentTimeMillis);
 		Object[] states = new Object[this.features.size()];
 		for (int i = 0; i < states.length; i++) {
 			states[i] = this.features.get(i).next((previous != null) ? previous[i] : null, settings, service);

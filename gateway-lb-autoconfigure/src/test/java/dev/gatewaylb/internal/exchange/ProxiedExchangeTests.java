@@ -274,7 +274,8 @@ class ProxiedExchangeTests {
 			while (!snapshot.endpoint(b).address().startsWith("10.0.0.2:")) {
 				b++;
 			}
-			String cookie = new EndpointCookie("svc", secret.getBytes(StandardCharsets.UTF_8), List.of())
+			String cookie = new EndpointCookie("svc", secret.getBytes(StandardCharsets.UTF_8), List.of(), 86_400,
+					() -> service.fixture.control.requestClock().currentTimeMillis() / 1000)
 				.sign(snapshot.id(b));
 			ScriptedExchanges.Run run = service.start(HttpMethod.GET, HttpHeaders.COOKIE, "GWLB_EP=" + cookie);
 			assertThat(run.endpoints()).containsExactly("10.0.0.2");

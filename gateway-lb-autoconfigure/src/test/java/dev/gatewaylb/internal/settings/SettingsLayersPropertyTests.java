@@ -138,6 +138,7 @@ class SettingsLayersPropertyTests {
 			key("concurrency.max-wait", (s) -> s.concurrency().maxWait(), Duration.ZERO, "50ms", Duration.ofMillis(50),
 					"1s", Duration.ofSeconds(1), "0s", Duration.ZERO),
 			key("affinity.cookie", (s) -> s.affinity().cookie().name(), "", "GWLB_EP", "GWLB_EP", "sid", "sid", "", ""),
+			key("affinity.max-load-factor", (s) -> s.affinity().maxLoadFactor(), 2.0, "1.5", 1.5, "0", 0.0),
 			key("affinity.secret", (s) -> s.affinity().secret(), "", SECRET, SECRET, OTHER_SECRET, OTHER_SECRET),
 			key("affinity.previous-secrets", (s) -> s.affinity().previousSecrets(), List.of(), OTHER_SECRET,
 					List.of(OTHER_SECRET), OTHER_SECRET + "," + SECRET, List.of(OTHER_SECRET, SECRET), "", List.of()),

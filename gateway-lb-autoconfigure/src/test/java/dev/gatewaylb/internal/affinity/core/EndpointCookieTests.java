@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.affinity.core;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -18,33 +19,75 @@ class EndpointCookieTests {
 
 	static final String ALPHABET = "0123456789abcdefABCDEFGHIJKLMNOPQRSTUVWXYZghijklmnopqrstuvwxyz-_";
 
-	final EndpointCookie cookie = new EndpointCookie("orders", SECRET, List.of());
+	static final long DAY = 86_400;
+
+	/**
+	 * The wall clock of every replica here, in seconds.
+	 */
+	final AtomicLong now = new AtomicLong(1_800_000_000L);
+
+	final EndpointCookie cookie = cookie("orders", SECRET, List.of());
+
+	EndpointCookie cookie(String service, byte[] secret, List<byte[]> previous) {
+		return new EndpointCookie(service, secret, previous, DAY, this.now::get);
+	}
 
 	@Test
 	void aSignedValueIsAcceptedByAnyReplicaWithTheSecretAndCarriesTheEndpoint() {
 		long id = EndpointCookie.endpointId("10.0.0.7:8080");
 		String value = this.cookie.sign(id);
-		assertThat(value).hasSize(EndpointCookie.LENGTH).matches("[0-9a-f]{16}[A-Za-z0-9_-]{22}");
-		assertThat(value).as("the endpoint is not named in clear").doesNotContain("10.0.0.7").doesNotContain("8080");
-		EndpointCookie anotherReplica = new EndpointCookie("orders", SECRET.clone(), List.of());
+		assertThat(value).hasSize(EndpointCookie.LENGTH).matches("[A-Za-z0-9_-]{44}");
+		EndpointCookie anotherReplica = cookie("orders", SECRET.clone(), List.of());
 		assertThat(anotherReplica.check(value)).isZero();
-		assertThat(EndpointCookie.endpointIdOf(value)).isEqualTo(id);
+		assertThat(anotherReplica.checkedEndpointId()).isEqualTo(id);
 		assertThat(EndpointCookie.endpointId("10.0.0.7:8080")).as("stable").isEqualTo(id);
 		assertThat(EndpointCookie.endpointId("10.0.0.7:8081")).isNotEqualTo(id);
 	}
 
 	@Test
+	void theEndpointIdIsNotInTheValueInAnyFormAnAttackerCouldMatch() {
+		long id = EndpointCookie.endpointId("10.0.0.7:8080");
+		String value = this.cookie.sign(id);
+		String hex = String.format("%016x", id);
+		assertThat(value).doesNotContain("10.0.0.7").doesNotContain("8080").doesNotContain(hex);
+		byte[] decoded = java.util.Base64.getUrlDecoder().decode(value.substring(0, 22));
+		assertThat(java.nio.ByteBuffer.wrap(decoded).getLong()).as("the first eight bytes").isNotEqualTo(id);
+		// Two values for one endpoint a second apart share nothing: a block cipher, not a
+		// pad.
+		this.now.incrementAndGet();
+		String later = this.cookie.sign(id);
+		assertThat(later.substring(0, 11)).isNotEqualTo(value.substring(0, 11));
+	}
+
+	@Test
+	void aValueIsFollowedForItsLifetimeAndNotASecondLonger() {
+		String value = this.cookie.sign(42);
+		this.now.addAndGet(DAY);
+		assertThat(this.cookie.check(value)).as("a day later").isZero();
+		assertThat(this.cookie.checkedAgeSeconds()).isEqualTo(DAY);
+		this.now.incrementAndGet();
+		assertThat(this.cookie.check(value)).as("a day and a second later").isEqualTo(EndpointCookie.EXPIRED);
+		this.now.set(1_800_000_000L - EndpointCookie.MAX_CLOCK_SKEW_SECONDS - 1);
+		assertThat(this.cookie.check(value)).as("issued further ahead than clocks differ")
+			.isEqualTo(EndpointCookie.EXPIRED);
+		this.now.set(1_800_000_000L - 10);
+		assertThat(this.cookie.check(value)).as("a replica whose clock is 10 s behind").isZero();
+		assertThat(this.cookie.checkedAgeSeconds()).isZero();
+	}
+
+	@Test
 	void aValueOfAnotherServiceOrAnotherSecretIsRejected() {
 		String value = this.cookie.sign(42);
-		assertThat(new EndpointCookie("payments", SECRET, List.of()).check(value)).isEqualTo(EndpointCookie.REJECTED);
-		assertThat(new EndpointCookie("orders", OLD_SECRET, List.of()).check(value)).isEqualTo(EndpointCookie.REJECTED);
+		assertThat(cookie("payments", SECRET, List.of()).check(value)).isEqualTo(EndpointCookie.REJECTED);
+		assertThat(cookie("orders", OLD_SECRET, List.of()).check(value)).isEqualTo(EndpointCookie.REJECTED);
 	}
 
 	@Test
 	void aValueSignedWithAPreviousSecretIsAcceptedAndSaysWhichOne() {
-		String old = new EndpointCookie("orders", OLD_SECRET, List.of()).sign(42);
-		EndpointCookie rotated = new EndpointCookie("orders", SECRET, List.of(OLD_SECRET));
+		String old = cookie("orders", OLD_SECRET, List.of()).sign(42);
+		EndpointCookie rotated = cookie("orders", SECRET, List.of(OLD_SECRET));
 		assertThat(rotated.check(old)).as("the first previous secret").isEqualTo(1);
+		assertThat(rotated.checkedEndpointId()).isEqualTo(42);
 		assertThat(rotated.check(rotated.sign(42))).as("new values are signed with the new secret").isZero();
 		assertThat(this.cookie.check(old)).as("once the old secret is dropped").isEqualTo(EndpointCookie.REJECTED);
 	}
@@ -63,15 +106,15 @@ class EndpointCookieTests {
 				changes++;
 			}
 		}
-		assertThat(changes).isEqualTo(38 * 63);
+		assertThat(changes).isEqualTo(44 * 63);
 	}
 
 	@Test
 	void malformedValuesAreRejectedNeverThrown() {
 		String value = this.cookie.sign(7);
 		for (String malformed : List.of("", "x", value.substring(1), value + "A", value.toUpperCase(),
-				value.substring(0, 37) + "=", value.substring(0, 16) + "é".repeat(22), " ".repeat(38),
-				value.substring(0, 37) + '\u0000')) {
+				value.substring(0, 43) + "=", value.substring(0, 22) + "é".repeat(22), " ".repeat(44),
+				value.substring(0, 43) + '\u0000')) {
 			assertThat(this.cookie.check(malformed)).as("%s", malformed).isEqualTo(EndpointCookie.REJECTED);
 		}
 		SplittableRandom random = new SplittableRandom(24);
@@ -86,14 +129,17 @@ class EndpointCookieTests {
 	}
 
 	@Test
-	void theLastCharacterHasOneSpelling() {
+	void theLastCharacterOfEachHalfHasOneSpelling() {
 		String value = this.cookie.sign(7);
-		// The last character carries 2 bits and 4 zero bits: of the 64 characters, 4
-		// spell the same 2 bits with zeros, and only the one signed is accepted.
-		long accepted = ALPHABET.chars()
-			.filter((c) -> this.cookie.check(value.substring(0, 37) + (char) c) != EndpointCookie.REJECTED)
-			.count();
-		assertThat(accepted).isEqualTo(1);
+		// The last character of each half carries 2 bits and 4 zero bits: of the 64
+		// characters, 4 spell the same 2 bits with zeros, and only the one signed is
+		// accepted.
+		for (int last : new int[] { 21, 43 }) {
+			long accepted = ALPHABET.chars()
+				.filter((c) -> this.cookie.check(value.substring(0, last) + (char) c + value.substring(last + 1)) >= 0)
+				.count();
+			assertThat(accepted).as("character %d", last).isEqualTo(1);
+		}
 	}
 
 	@Test
@@ -101,8 +147,7 @@ class EndpointCookieTests {
 		String[] values = IntStream.range(0, 64).mapToObj((i) -> this.cookie.sign(i)).toArray(String[]::new);
 		long accepted = IntStream.range(0, 200_000)
 			.parallel()
-			.filter((i) -> this.cookie.check(values[i % 64]) == 0
-					&& EndpointCookie.endpointIdOf(values[i % 64]) == i % 64)
+			.filter((i) -> this.cookie.check(values[i % 64]) == 0 && this.cookie.checkedEndpointId() == i % 64)
 			.count();
 		assertThat(accepted).isEqualTo(200_000);
 	}
@@ -113,7 +158,7 @@ class EndpointCookieTests {
 		String line = "theme=dark; GWLB_EP=" + value + "; JSESSIONID=1";
 		int start = line.indexOf(value);
 		assertThat(this.cookie.check(line, start, start + EndpointCookie.LENGTH)).isZero();
-		assertThat(EndpointCookie.endpointIdOf(line, start)).isEqualTo(42);
+		assertThat(this.cookie.checkedEndpointId()).isEqualTo(42);
 		assertThat(this.cookie.check(line, start, start + EndpointCookie.LENGTH - 1))
 			.isEqualTo(EndpointCookie.REJECTED);
 		assertThat(this.cookie.check(line, start + 1, start + EndpointCookie.LENGTH + 1))
@@ -123,10 +168,9 @@ class EndpointCookieTests {
 	@Test
 	void aShortSecretIsRefusedNamingIt() {
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new EndpointCookie("orders", "short".getBytes(StandardCharsets.UTF_8), List.of()))
+			.isThrownBy(() -> cookie("orders", "short".getBytes(StandardCharsets.UTF_8), List.of()))
 			.withMessage("secret: 5 bytes (expected: at least 32)");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new EndpointCookie("orders", SECRET, List.of(new byte[31])))
+		assertThatIllegalArgumentException().isThrownBy(() -> cookie("orders", SECRET, List.of(new byte[31])))
 			.withMessage("previous secret: 31 bytes (expected: at least 32)");
 	}
 
