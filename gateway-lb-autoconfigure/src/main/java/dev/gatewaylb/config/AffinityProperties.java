@@ -47,9 +47,7 @@ public record AffinityProperties(@Nullable String cookie, @Nullable String secre
 			throw new IllegalArgumentException(
 					"learn: '" + learn + "' (expected: a cookie name, letters, digits and !#$%&'*+-.^_`|~ only)");
 		}
-		if (maxAge != null && maxAge.isNegative()) {
-			throw new IllegalArgumentException("max-age: " + Durations.format(maxAge) + " (expected: >= 0s)");
-		}
+		Bounds.checkDuration("max-age", maxAge, Bounds.MAX_COOKIE_AGE);
 		if (path != null && (path.isEmpty() || path.charAt(0) != '/'
 				|| path.chars().anyMatch((c) -> c < 0x21 || c == ';' || c > 0x7e))) {
 			throw new IllegalArgumentException("path: '" + path + "' (expected: a path starting with /)");

@@ -45,15 +45,9 @@ public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @
 	static final Duration MAX_WAIT = Duration.ofSeconds(10);
 
 	public ConcurrencyProperties {
-		if (initialLimit != null && initialLimit < 1) {
-			throw new IllegalArgumentException("initial-limit: " + initialLimit + " (expected: >= 1)");
-		}
-		if (minLimit != null && minLimit < 1) {
-			throw new IllegalArgumentException("min-limit: " + minLimit + " (expected: >= 1)");
-		}
-		if (maxLimit != null && maxLimit < 1) {
-			throw new IllegalArgumentException("max-limit: " + maxLimit + " (expected: >= 1)");
-		}
+		Bounds.checkRange("initial-limit", initialLimit, 1, Bounds.MAX_PER_ENDPOINT);
+		Bounds.checkRange("min-limit", minLimit, 1, Bounds.MAX_PER_ENDPOINT);
+		Bounds.checkRange("max-limit", maxLimit, 1, Bounds.MAX_PER_ENDPOINT);
 		if (maxWait != null && (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0)) {
 			throw new IllegalArgumentException(
 					"max-wait: " + maxWait + " (expected: from 0s, shed at once, to " + MAX_WAIT.toSeconds() + "s)");

@@ -29,6 +29,12 @@ public record DnsProperties(@DefaultValue("0s") Duration minTtl, @DefaultValue("
 		@DefaultValue("2s") Duration negativeTtl, @Nullable List<String> servers) {
 
 	/**
+	 * The longest TTL: a day. An answer kept longer keeps sending an endpoint's traffic
+	 * to an address it left a day ago. Declared before NONE, which is checked against it.
+	 */
+	static final Duration MAX_TTL = Duration.ofDays(1);
+
+	/**
 	 * A dns block that sets nothing.
 	 */
 	public static final DnsProperties NONE = new DnsProperties(Duration.ZERO, Duration.ofSeconds(30),
@@ -86,9 +92,9 @@ public record DnsProperties(@DefaultValue("0s") Duration minTtl, @DefaultValue("
 	}
 
 	private static void check(String key, Duration ttl) {
-		if (ttl.isNegative() || ttl.getNano() != 0 || ttl.getSeconds() > Integer.MAX_VALUE) {
-			throw new IllegalArgumentException(
-					key + ": " + Durations.format(ttl) + " (expected: whole seconds, 0s or more)");
+		if (ttl.isNegative() || ttl.getNano() != 0 || ttl.compareTo(MAX_TTL) > 0) {
+			throw new IllegalArgumentException(key + ": " + Durations.format(ttl) + " (expected: whole seconds, 0s to "
+					+ Durations.format(MAX_TTL) + ")");
 		}
 	}
 

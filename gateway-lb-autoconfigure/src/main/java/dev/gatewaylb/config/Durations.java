@@ -18,18 +18,36 @@ final class Durations {
 
 	/**
 	 * Returns {@code 30s}, {@code -5s}, {@code 1500ms}: the largest unit that divides the
-	 * duration.
+	 * duration. A value too large for the unit's count to fit a long (one past 292 years
+	 * in nanoseconds, say, which is what a bound rejects) is printed as ISO-8601 rather
+	 * than failing the message that names it.
 	 */
 	static String format(Duration duration) {
 		if (duration.isZero()) {
 			return "0s";
 		}
-		for (ChronoUnit unit : UNITS) {
-			if (duration.toNanos() % unit.getDuration().toNanos() == 0) {
-				return DurationStyle.SIMPLE.print(duration, unit);
+		try {
+			for (ChronoUnit unit : UNITS) {
+				if (isWholeNumberOf(unit.getDuration(), duration)) {
+					return DurationStyle.SIMPLE.print(duration, unit);
+				}
 			}
+			return DurationStyle.SIMPLE.print(duration, ChronoUnit.NANOS);
 		}
-		return DurationStyle.SIMPLE.print(duration, ChronoUnit.NANOS);
+		catch (ArithmeticException ex) {
+			return duration.toString();
+		}
+	}
+
+	/**
+	 * Returns whether {@code duration} is a whole number of {@code unit}s (a unit of a
+	 * second or more, or of less than a second), without converting it to nanoseconds.
+	 */
+	private static boolean isWholeNumberOf(Duration unit, Duration duration) {
+		if (unit.getSeconds() > 0) {
+			return duration.getNano() == 0 && duration.getSeconds() % unit.getSeconds() == 0;
+		}
+		return duration.getNano() % unit.getNano() == 0;
 	}
 
 }

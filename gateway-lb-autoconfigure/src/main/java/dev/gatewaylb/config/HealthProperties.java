@@ -20,6 +20,26 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
 public record HealthProperties(@NestedConfigurationProperty @Nullable Passive passive,
 		@NestedConfigurationProperty @Nullable Active active, @Nullable Integer maxDrainPercent) {
 
+	/**
+	 * The most failures in a row an ejection may wait for: a million. A count that high
+	 * keeps counting without ever ejecting, which some set rather than 0 (off); it stays
+	 * far below the overflow of the int counter.
+	 */
+	static final int MAX_CONSECUTIVE_FAILURES = 1_000_000;
+
+	/**
+	 * The most endpoints a rule may ask for (minimum-hosts): 10000, more than one
+	 * service's balancer is built for.
+	 */
+	static final int MAX_MINIMUM_HOSTS = 10_000;
+
+	/**
+	 * The most requests an endpoint may be asked to have in one interval before it is
+	 * judged (request-volume): a billion, more than an endpoint answers in a day at
+	 * 10,000 a second.
+	 */
+	static final int MAX_REQUEST_VOLUME = 1_000_000_000;
+
 	public HealthProperties {
 		if (maxDrainPercent != null && (maxDrainPercent < 0 || maxDrainPercent > 100)) {
 			throw new IllegalArgumentException("max-drain-percent: " + maxDrainPercent + " (expected: 0 to 100)");
@@ -54,22 +74,17 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			@NestedConfigurationProperty @Nullable FailurePercentage failurePercentage) {
 
 		public Passive {
-			if (consecutiveFailures != null && consecutiveFailures < 0) {
-				throw new IllegalArgumentException(
-						"consecutive-failures: " + consecutiveFailures + " (expected: >= 0)");
-			}
-			if (baseEjectionTime != null && (baseEjectionTime.isNegative() || baseEjectionTime.isZero())) {
-				throw new IllegalArgumentException(
-						"base-ejection-time: " + Durations.format(baseEjectionTime) + " (expected: > 0s)");
-			}
+			Bounds.checkRange("consecutive-failures", consecutiveFailures, 0, MAX_CONSECUTIVE_FAILURES);
+			Bounds.checkPositiveDuration("base-ejection-time", baseEjectionTime, Bounds.MAX_PERIOD);
 			if (maxEjectionPercent != null && (maxEjectionPercent < 0 || maxEjectionPercent > 100)) {
 				throw new IllegalArgumentException(
 						"max-ejection-percent: " + maxEjectionPercent + " (expected: 0 to 100)");
 			}
-			if (latencyFactor != null && !(latencyFactor == 0 || latencyFactor > 1)) {
+			if (latencyFactor != null
+					&& !(latencyFactor == 0 || (latencyFactor > 1 && latencyFactor <= Bounds.MAX_FACTOR))) {
 				// NaN fails both tests; a factor of 1 or less would eject half the set.
-				throw new IllegalArgumentException(
-						"latency-factor: " + latencyFactor + " (expected: 0 (off) or > 1, e.g. 3)");
+				throw new IllegalArgumentException("latency-factor: " + latencyFactor
+						+ " (expected: 0 (off) or > 1, at most " + Bounds.MAX_FACTOR + ", e.g. 3)");
 			}
 			if (onStatuses != null) {
 				for (Integer status : onStatuses) {
@@ -106,18 +121,14 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			@Nullable Integer requestVolume, @Nullable Duration interval, @Nullable Double confidence) {
 
 		public SuccessRate {
-			if (stdevFactor != null && !(stdevFactor > 0)) {
-				throw new IllegalArgumentException("stdev-factor: " + stdevFactor + " (expected: > 0, e.g. 1.9)");
+			// NaN fails both comparisons.
+			if (stdevFactor != null && !(stdevFactor > 0 && stdevFactor <= Bounds.MAX_FACTOR)) {
+				throw new IllegalArgumentException("stdev-factor: " + stdevFactor + " (expected: > 0, at most "
+						+ Bounds.MAX_FACTOR + ", e.g. 1.9)");
 			}
-			if (minimumHosts != null && minimumHosts < 1) {
-				throw new IllegalArgumentException("minimum-hosts: " + minimumHosts + " (expected: >= 1)");
-			}
-			if (requestVolume != null && requestVolume < 1) {
-				throw new IllegalArgumentException("request-volume: " + requestVolume + " (expected: >= 1)");
-			}
-			if (interval != null && (interval.isNegative() || interval.isZero())) {
-				throw new IllegalArgumentException("interval: " + Durations.format(interval) + " (expected: > 0s)");
-			}
+			Bounds.checkRange("minimum-hosts", minimumHosts, 1, MAX_MINIMUM_HOSTS);
+			Bounds.checkRange("request-volume", requestVolume, 1, MAX_REQUEST_VOLUME);
+			Bounds.checkPositiveDuration("interval", interval, Bounds.MAX_PERIOD);
 			if (confidence != null && !(confidence >= 0 && confidence < 1)) {
 				throw new IllegalArgumentException(
 						"confidence: " + confidence + " (expected: 0 (no test) to below 1, e.g. 0.999)");
@@ -144,12 +155,8 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			if (threshold != null && (threshold < 0 || threshold > 100)) {
 				throw new IllegalArgumentException("threshold: " + threshold + " (expected: 0 to 100)");
 			}
-			if (minimumHosts != null && minimumHosts < 1) {
-				throw new IllegalArgumentException("minimum-hosts: " + minimumHosts + " (expected: >= 1)");
-			}
-			if (requestVolume != null && requestVolume < 1) {
-				throw new IllegalArgumentException("request-volume: " + requestVolume + " (expected: >= 1)");
-			}
+			Bounds.checkRange("minimum-hosts", minimumHosts, 1, MAX_MINIMUM_HOSTS);
+			Bounds.checkRange("request-volume", requestVolume, 1, MAX_REQUEST_VOLUME);
 		}
 
 	}
@@ -169,12 +176,8 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 			if (path != null && !path.startsWith("/")) {
 				throw new IllegalArgumentException("path: '" + path + "' (expected: a path starting with /)");
 			}
-			if (interval != null && (interval.isNegative() || interval.isZero())) {
-				throw new IllegalArgumentException("interval: " + Durations.format(interval) + " (expected: > 0s)");
-			}
-			if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-				throw new IllegalArgumentException("timeout: " + Durations.format(timeout) + " (expected: > 0s)");
-			}
+			Bounds.checkPositiveDuration("interval", interval, Bounds.MAX_PERIOD);
+			Bounds.checkPositiveDuration("timeout", timeout, Bounds.MAX_PERIOD);
 		}
 
 	}

@@ -30,9 +30,7 @@ public record HedgeProperties(@Nullable Double maxExtraLoad, @Nullable Duration 
 			throw new IllegalArgumentException(
 					"max-extra-load: " + maxExtraLoad + " (expected: 0 (off) to 1, e.g. 0.05 to hedge after p95)");
 		}
-		if (minDelay != null && minDelay.isNegative()) {
-			throw new IllegalArgumentException("min-delay: " + Durations.format(minDelay) + " (expected: >= 0s)");
-		}
+		Bounds.checkDuration("min-delay", minDelay, Bounds.MAX_TIMEOUT);
 		if (methods != null) {
 			List<String> upper = new ArrayList<>(methods.size());
 			for (String method : methods) {

@@ -24,9 +24,9 @@ public record LocalityProperties(@Nullable Boolean enabled, @Nullable Double ove
 	public LocalityProperties {
 		// NaN fails both comparisons.
 		if (overprovisioningFactor != null
-				&& !(overprovisioningFactor > 1 && Double.isFinite(overprovisioningFactor))) {
-			throw new IllegalArgumentException(
-					"overprovisioning-factor: " + overprovisioningFactor + " (expected: > 1, e.g. 1.4)");
+				&& !(overprovisioningFactor > 1 && overprovisioningFactor <= Bounds.MAX_FACTOR)) {
+			throw new IllegalArgumentException("overprovisioning-factor: " + overprovisioningFactor
+					+ " (expected: > 1, at most " + Bounds.MAX_FACTOR + ", e.g. 1.4)");
 		}
 		if (panicThreshold != null && !(panicThreshold >= 0 && panicThreshold <= 1)) {
 			throw new IllegalArgumentException("panic-threshold: " + panicThreshold + " (expected: 0 (never) to 1)");

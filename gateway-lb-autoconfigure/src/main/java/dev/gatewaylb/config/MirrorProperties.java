@@ -33,18 +33,20 @@ public record MirrorProperties(@Nullable String target, @Nullable Integer percen
 		@Nullable DataSize maxBody, @Nullable MirrorCompare compare, @Nullable List<String> methods,
 		@Nullable List<String> stripHeaders) {
 
+	/**
+	 * The largest body copied for the shadow: 1GB, a copy held in memory (an array, which
+	 * cannot pass 2GB). The copies in flight together are bounded too, when the layers
+	 * are merged: max-concurrent x max-body at most 1GB.
+	 */
+	static final DataSize MAX_BODY = DataSize.ofGigabytes(1);
+
 	public MirrorProperties {
 		if (percent != null && (percent < 0 || percent > 100)) {
 			throw new IllegalArgumentException("percent: " + percent + " (expected: 0 to 100)");
 		}
-		if (maxConcurrent != null && maxConcurrent < 1) {
-			throw new IllegalArgumentException("max-concurrent: " + maxConcurrent + " (expected: >= 1)");
-		}
-		if (maxBody != null && maxBody.isNegative()) {
-			throw new IllegalArgumentException("max-body: " + maxBody + " (expected: >= 0B)");
-		}
-		if (maxBody != null && maxBody.toBytes() > Integer.MAX_VALUE - 8) {
-			throw new IllegalArgumentException("max-body: " + maxBody + " (expected: below 2GB, a copy in memory)");
+		Bounds.checkRange("max-concurrent", maxConcurrent, 1, Bounds.MAX_PER_ENDPOINT);
+		if (maxBody != null && (maxBody.isNegative() || maxBody.compareTo(MAX_BODY) > 0)) {
+			throw new IllegalArgumentException("max-body: " + maxBody + " (expected: 0B to 1GB, a copy in memory)");
 		}
 		if (methods != null) {
 			List<String> upper = new ArrayList<>(methods.size());

@@ -13,9 +13,7 @@ import org.jspecify.annotations.Nullable;
 public record PeakEwmaProperties(@Nullable Duration decay) {
 
 	public PeakEwmaProperties {
-		if (decay != null && (decay.isNegative() || decay.isZero())) {
-			throw new IllegalArgumentException("decay: " + Durations.format(decay) + " (expected: > 0s)");
-		}
+		Bounds.checkPositiveDuration("decay", decay, Bounds.MAX_PERIOD);
 	}
 
 }

@@ -24,19 +24,10 @@ public record PoolProperties(@Nullable Integer maxConnections, @Nullable Integer
 		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime, @Nullable LoopAffinity loopAffinity) {
 
 	public PoolProperties {
-		if (maxConnections != null && maxConnections <= 0) {
-			throw new IllegalArgumentException("max-connections: " + maxConnections + " (expected: > 0)");
-		}
-		if (maxPending != null && maxPending <= 0) {
-			throw new IllegalArgumentException("max-pending: " + maxPending + " (expected: > 0)");
-		}
-		if (pendingTimeout != null && pendingTimeout.isNegative()) {
-			throw new IllegalArgumentException(
-					"pending-timeout: " + Durations.format(pendingTimeout) + " (expected: >= 0s)");
-		}
-		if (maxIdleTime != null && (maxIdleTime.isNegative() || maxIdleTime.isZero())) {
-			throw new IllegalArgumentException("max-idle-time: " + Durations.format(maxIdleTime) + " (expected: > 0s)");
-		}
+		Bounds.checkRange("max-connections", maxConnections, 1, Bounds.MAX_PER_ENDPOINT);
+		Bounds.checkRange("max-pending", maxPending, 1, Bounds.MAX_PER_ENDPOINT);
+		Bounds.checkDuration("pending-timeout", pendingTimeout, Bounds.MAX_TIMEOUT);
+		Bounds.checkPositiveDuration("max-idle-time", maxIdleTime, Bounds.MAX_TIMEOUT);
 	}
 
 }

@@ -18,10 +18,26 @@ import org.jspecify.annotations.Nullable;
 public record RetryProperties(@Nullable Integer attempts, @Nullable List<Integer> onStatuses,
 		@Nullable Integer budgetPercent, @Nullable Integer budgetMinPerSecond) {
 
+	/**
+	 * The most extra attempts: 10. Each is a fresh pick that avoids the endpoints already
+	 * tried, so more than that is a retry storm against a service that is down.
+	 */
+	static final int MAX_ATTEMPTS = 10;
+
+	/**
+	 * The largest budget: 1000 percent, ten retries per request, all that
+	 * {@link #MAX_ATTEMPTS} can spend.
+	 */
+	static final int MAX_BUDGET_PERCENT = 1000;
+
+	/**
+	 * The largest floor of retries per second: a million, more requests a second than one
+	 * gateway serves.
+	 */
+	static final int MAX_BUDGET_MIN_PER_SECOND = 1_000_000;
+
 	public RetryProperties {
-		if (attempts != null && attempts < 0) {
-			throw new IllegalArgumentException("attempts: " + attempts + " (expected: >= 0)");
-		}
+		Bounds.checkRange("attempts", attempts, 0, MAX_ATTEMPTS);
 		if (onStatuses != null) {
 			for (Integer status : onStatuses) {
 				if (status == null || status < 100 || status > 599) {
@@ -31,12 +47,8 @@ public record RetryProperties(@Nullable Integer attempts, @Nullable List<Integer
 			}
 			onStatuses = List.copyOf(onStatuses);
 		}
-		if (budgetPercent != null && budgetPercent < 0) {
-			throw new IllegalArgumentException("budget-percent: " + budgetPercent + " (expected: >= 0)");
-		}
-		if (budgetMinPerSecond != null && budgetMinPerSecond < 0) {
-			throw new IllegalArgumentException("budget-min-per-second: " + budgetMinPerSecond + " (expected: >= 0)");
-		}
+		Bounds.checkRange("budget-percent", budgetPercent, 0, MAX_BUDGET_PERCENT);
+		Bounds.checkRange("budget-min-per-second", budgetMinPerSecond, 0, MAX_BUDGET_MIN_PER_SECOND);
 	}
 
 }

@@ -59,17 +59,15 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 			null, null, null, null, null, null, null, null);
 
 	public ServiceProperties {
-		if (slowStart != null && slowStart.isNegative()) {
-			throw new IllegalArgumentException("slow-start: " + Durations.format(slowStart) + " (expected: >= 0s)");
-		}
+		Bounds.checkDuration("slow-start", slowStart, Bounds.MAX_PERIOD);
 		if (hashKey != null) {
 			HashKey.parse("hash-key", hashKey);
 		}
 		// Above 1 leaves room above the average; NaN fails both comparisons.
 		if (hashBalanceFactor != null
-				&& !(hashBalanceFactor == 0 || (hashBalanceFactor > 1 && Double.isFinite(hashBalanceFactor)))) {
-			throw new IllegalArgumentException(
-					"hash-balance-factor: " + hashBalanceFactor + " (expected: 0 (off) or > 1, e.g. 1.25)");
+				&& !(hashBalanceFactor == 0 || (hashBalanceFactor > 1 && hashBalanceFactor <= Bounds.MAX_FACTOR))) {
+			throw new IllegalArgumentException("hash-balance-factor: " + hashBalanceFactor
+					+ " (expected: 0 (off) or > 1, at most " + Bounds.MAX_FACTOR + ", e.g. 1.25)");
 		}
 	}
 

@@ -31,13 +31,20 @@ public record SplitProperties(@Nullable Map<String, Integer> targets,
 		@NestedConfigurationProperty @Nullable StickyProperties sticky, @Nullable String overrideHeader,
 		@Nullable List<Cidr> overrideTrustedClients, @NestedConfigurationProperty @Nullable RolloutProperties rollout) {
 
+	/**
+	 * The largest weight of a target: a million, a share as fine as one part per million
+	 * of a split whose weights sum to that.
+	 */
+	static final int MAX_WEIGHT = 1_000_000;
+
 	public SplitProperties {
 		// LinkedHashMap.copyOf does not exist; keep the configuration order of the
 		// targets.
 		targets = (targets != null) ? new LinkedHashMap<>(targets) : new LinkedHashMap<>();
 		targets.forEach((target, weight) -> {
-			if (weight == null || weight < 0) {
-				throw new IllegalArgumentException("targets." + target + ": " + weight + " (expected: >= 0)");
+			if (weight == null || weight < 0 || weight > MAX_WEIGHT) {
+				throw new IllegalArgumentException(
+						"targets." + target + ": " + weight + " (expected: 0 to " + MAX_WEIGHT + ")");
 			}
 		});
 		if (overrideHeader != null && !Tokens.isToken(overrideHeader)) {

@@ -29,9 +29,7 @@ public record StickyProperties(String cookie, @DefaultValue("0s") Duration maxAg
 			throw new IllegalArgumentException(
 					"cookie: '" + cookie + "' (expected: a cookie name, letters, digits and !#$%&'*+-.^_`|~ only)");
 		}
-		if (maxAge.isNegative()) {
-			throw new IllegalArgumentException("max-age: " + Durations.format(maxAge) + " (expected: >= 0s)");
-		}
+		Bounds.checkDuration("max-age", maxAge, Bounds.MAX_COOKIE_AGE);
 		if (path.isEmpty() || path.charAt(0) != '/' || path.chars().anyMatch((c) -> c < 0x21 || c == ';' || c > 0x7e)) {
 			throw new IllegalArgumentException("path: '" + path + "' (expected: a path starting with /)");
 		}

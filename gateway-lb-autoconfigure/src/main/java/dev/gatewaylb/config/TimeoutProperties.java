@@ -39,36 +39,35 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle, @Nullable DataSize requestBodyMinRate,
 		@Nullable Duration happyEyeballs, @Nullable DataSize responseWriteMinRate) {
 
+	/**
+	 * The longest delay between the connect attempts of one dial: a minute. RFC 8305
+	 * recommends 250 ms and at most 2 s; a longer delay is no race, which 0 turns off.
+	 */
+	static final Duration MAX_HAPPY_EYEBALLS = Duration.ofMinutes(1);
+
+	/**
+	 * The fastest rate that may be asked of a client, sending its body or taking its
+	 * answer: 1GB per second, more than any client's link carries.
+	 */
+	static final DataSize MAX_CLIENT_MIN_RATE = DataSize.ofGigabytes(1);
+
 	public TimeoutProperties {
-		if (connect != null && (connect.isNegative() || connect.isZero())) {
-			throw new IllegalArgumentException("connect: " + Durations.format(connect) + " (expected: > 0s)");
-		}
-		if (response != null && response.isNegative()) {
-			throw new IllegalArgumentException("response: " + Durations.format(response) + " (expected: >= 0s)");
-		}
-		if (bodyIdle != null && bodyIdle.isNegative()) {
-			throw new IllegalArgumentException("body-idle: " + Durations.format(bodyIdle) + " (expected: >= 0s)");
-		}
-		if (requestBodyIdle != null && requestBodyIdle.isNegative()) {
+		Bounds.checkPositiveDuration("connect", connect, Bounds.MAX_TIMEOUT);
+		Bounds.checkDuration("response", response, Bounds.MAX_TIMEOUT);
+		Bounds.checkDuration("body-idle", bodyIdle, Bounds.MAX_TIMEOUT);
+		Bounds.checkDuration("request-body-idle", requestBodyIdle, Bounds.MAX_TIMEOUT);
+		Bounds.checkDuration("response-write-idle", responseWriteIdle, Bounds.MAX_TIMEOUT);
+		if (requestBodyMinRate != null
+				&& (requestBodyMinRate.isNegative() || requestBodyMinRate.compareTo(MAX_CLIENT_MIN_RATE) > 0)) {
 			throw new IllegalArgumentException(
-					"request-body-idle: " + Durations.format(requestBodyIdle) + " (expected: >= 0s)");
+					"request-body-min-rate: " + requestBodyMinRate + " (expected: 0B to 1GB, a size per second)");
 		}
-		if (responseWriteIdle != null && responseWriteIdle.isNegative()) {
+		if (responseWriteMinRate != null
+				&& (responseWriteMinRate.isNegative() || responseWriteMinRate.compareTo(MAX_CLIENT_MIN_RATE) > 0)) {
 			throw new IllegalArgumentException(
-					"response-write-idle: " + Durations.format(responseWriteIdle) + " (expected: >= 0s)");
+					"response-write-min-rate: " + responseWriteMinRate + " (expected: 0B to 1GB, a size per second)");
 		}
-		if (requestBodyMinRate != null && requestBodyMinRate.isNegative()) {
-			throw new IllegalArgumentException(
-					"request-body-min-rate: " + requestBodyMinRate + " (expected: >= 0B, a size per second)");
-		}
-		if (responseWriteMinRate != null && responseWriteMinRate.isNegative()) {
-			throw new IllegalArgumentException(
-					"response-write-min-rate: " + responseWriteMinRate + " (expected: >= 0B, a size per second)");
-		}
-		if (happyEyeballs != null && happyEyeballs.isNegative()) {
-			throw new IllegalArgumentException(
-					"happy-eyeballs: " + Durations.format(happyEyeballs) + " (expected: >= 0s)");
-		}
+		Bounds.checkDuration("happy-eyeballs", happyEyeballs, MAX_HAPPY_EYEBALLS);
 	}
 
 }

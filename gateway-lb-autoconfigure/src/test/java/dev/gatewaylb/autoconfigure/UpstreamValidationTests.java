@@ -34,16 +34,16 @@ class UpstreamValidationTests {
 
 	@ParameterizedTest(name = "{0}.{1}={2}")
 	@CsvSource(delimiter = '|', textBlock = """
-			gateway.lb.defaults         | pool.max-connections  | 0                          | expected: > 0
-			gateway.lb.services.catalog | pool.max-connections  | -2                         | expected: > 0
-			gateway.lb.defaults         | pool.max-pending      | 0                          | expected: > 0
-			gateway.lb.services.catalog | pool.max-pending      | -1                         | expected: > 0
+			gateway.lb.defaults         | pool.max-connections  | 0                          | expected: 1 to 65536
+			gateway.lb.services.catalog | pool.max-connections  | -2                         | expected: 1 to 65536
+			gateway.lb.defaults         | pool.max-pending      | 0                          | expected: 1 to 65536
+			gateway.lb.services.catalog | pool.max-pending      | -1                         | expected: 1 to 65536
 			gateway.lb.defaults         | pool.pending-timeout  | -1s                        |
 			gateway.lb.services.catalog | pool.max-idle-time    | -30s                       |
 			gateway.lb.defaults         | timeouts.connect      | -500ms                     |
 			gateway.lb.services.catalog | timeouts.response     | -1s                        |
 			gateway.lb.defaults         | timeouts.body-idle    | -100ms                     |
-			gateway.lb.services.catalog | timeouts.request-body-idle | -1s                   | expected: >= 0s
+			gateway.lb.services.catalog | timeouts.request-body-idle | -1s                   | expected: 0s to 1d
 			gateway.lb.services.catalog | tls.trusted-ca        | classpath:tls/missing.pem  |
 			gateway.lb.defaults         | tls.trusted-ca        | file:/nonexistent/ca.pem   |
 			gateway.lb.services.catalog | tls.trusted-ca        | classpath:tls/not-a-certificate.pem |

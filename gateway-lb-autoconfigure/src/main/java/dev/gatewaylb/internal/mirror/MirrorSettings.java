@@ -2,6 +2,7 @@ package dev.gatewaylb.internal.mirror;
 
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 import java.util.List;
@@ -11,6 +12,7 @@ import dev.gatewaylb.config.MirrorProperties;
 import dev.gatewaylb.internal.config.Layers;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.util.unit.DataSize;
+import org.springframework.util.unit.DataUnit;
 
 /**
  * A service's traffic mirroring to a shadow service ({@code mirror}).
@@ -88,9 +90,18 @@ public record MirrorSettings(@Nullable String target, int percent, int maxConcur
 			MirrorCompare.STATUS, List.of("GET", "HEAD"), List.of("Authorization", "Cookie", "Proxy-Authorization"));
 
 	/**
+	 * The most bytes a service's mirrored bodies may hold at once, max-concurrent x
+	 * max-body: 1GB. Each copy in flight is held in memory until the shadow has it, and a
+	 * gateway's heap must keep room for its own work; each key alone is bounded where it
+	 * is bound.
+	 */
+	public static final long MAX_BYTES_HELD = DataSize.ofGigabytes(1).toBytes();
+
+	/**
 	 * Maps a service's {@code mirror} block, or rejects a target set under
 	 * {@code defaults} (every service mirrored to one shadow, itself included: never what
-	 * is meant) or naming the service itself.
+	 * is meant) or naming the service itself, or copies that would hold more than
+	 * {@link #MAX_BYTES_HELD} at once (named at the key of the most specific layer).
 	 * @param mirror the block's layers
 	 * @return the settings
 	 * @throws InvalidConfigurationPropertyValueException naming the key and its value
@@ -106,15 +117,56 @@ public record MirrorSettings(@Nullable String target, int percent, int maxConcur
 			throw new InvalidConfigurationPropertyValueException(layers.path() + ".mirror.target", target,
 					"expected: another service than the one mirrored");
 		}
+		int maxConcurrent = mirror.get(MirrorProperties::maxConcurrent);
+		long maxBody = mirror.get(MirrorProperties::maxBody).toBytes();
+		// Each is at most 65536 and 1GB where it is bound: the product fits a long.
+		if (maxConcurrent * maxBody > MAX_BYTES_HELD) {
+			if (layerRank(mirror, MirrorProperties::maxConcurrent, "max-concurrent") > layerRank(mirror,
+					MirrorProperties::maxBody, "max-body")) {
+				throw new InvalidConfigurationPropertyValueException(
+						mirror.pathOf(MirrorProperties::maxConcurrent, "max-concurrent"), maxConcurrent,
+						"expected: at most " + MAX_BYTES_HELD / maxBody + ", since max-concurrent copies of max-body ("
+								+ size(maxBody) + ") are held in memory at once, " + size(MAX_BYTES_HELD) + " at most");
+			}
+			throw new InvalidConfigurationPropertyValueException(mirror.pathOf(MirrorProperties::maxBody, "max-body"),
+					size(maxBody),
+					"expected: at most " + size(MAX_BYTES_HELD / maxConcurrent) + ", since max-concurrent ("
+							+ maxConcurrent + ") copies of max-body are held in memory at once, " + size(MAX_BYTES_HELD)
+							+ " at most");
+		}
 		Compare compare = switch (mirror.get(MirrorProperties::compare)) {
 			case NONE -> Compare.NONE;
 			case STATUS -> Compare.STATUS;
 			case BODY -> Compare.BODY;
 		};
 		return new MirrorSettings(target.isEmpty() ? null : target.toLowerCase(Locale.ROOT),
-				mirror.get(MirrorProperties::percent), mirror.get(MirrorProperties::maxConcurrent),
-				mirror.get(MirrorProperties::maxBody).toBytes(), compare,
+				mirror.get(MirrorProperties::percent), maxConcurrent, maxBody, compare,
 				Set.copyOf(mirror.get(MirrorProperties::methods)), mirror.get(MirrorProperties::stripHeaders));
+	}
+
+	/**
+	 * Returns 2 when the service's own layer sets a key, 1 when only the defaults do, 0
+	 * when it is built in: the key set closest to the service is the one to name.
+	 */
+	private static int layerRank(Layers.Group<MirrorProperties> mirror, Function<MirrorProperties, ?> key,
+			String name) {
+		if (!mirror.isSet(key)) {
+			return 0;
+		}
+		return mirror.pathOf(key, name).startsWith(mirror.layers().path() + ".") ? 2 : 1;
+	}
+
+	/**
+	 * Returns a size as the YAML spells it: {@code 16KB}, {@code 1GB}, {@code 1000B}.
+	 */
+	private static String size(long bytes) {
+		for (DataUnit unit : new DataUnit[] { DataUnit.GIGABYTES, DataUnit.MEGABYTES, DataUnit.KILOBYTES }) {
+			long unitBytes = DataSize.of(1, unit).toBytes();
+			if (bytes != 0 && bytes % unitBytes == 0) {
+				return bytes / unitBytes + unit.name().substring(0, 1) + "B";
+			}
+		}
+		return bytes + "B";
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.rollout;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
@@ -68,6 +69,29 @@ public record RolloutPlan(String target, int[] steps, long intervalNanos, long m
 	 */
 	public static final int MAX_MIN_CLIENTS = 1000;
 
+	/**
+	 * The shortest {@code interval}: a second, a few ticks of the rollout job.
+	 */
+	public static final long MIN_INTERVAL_NANOS = Duration.ofSeconds(1).toNanos();
+
+	/**
+	 * The longest {@code interval}: a week, a step a day seven times over; a deadline
+	 * that far ahead stays far inside a long of nanoseconds.
+	 */
+	public static final long MAX_INTERVAL_NANOS = Duration.ofDays(7).toNanos();
+
+	/**
+	 * The largest {@code min-requests}: a billion, more than a canary answers in a day at
+	 * 10,000 a second.
+	 */
+	public static final long MAX_MIN_REQUESTS = 1_000_000_000L;
+
+	/**
+	 * The largest {@code max-latency-ratio}: 1000. A canary a thousand times slower is
+	 * rolled back by nothing else either; more (or Infinity) is a typo.
+	 */
+	public static final int MAX_LATENCY_RATIO = 1000;
+
 	public RolloutPlan {
 		Objects.requireNonNull(target, "target");
 		steps = steps.clone();
@@ -86,18 +110,22 @@ public record RolloutPlan(String target, int[] steps, long intervalNanos, long m
 						"steps: " + Arrays.toString(steps) + " (expected: increasing percents)");
 			}
 		}
-		if (intervalNanos < 1_000_000_000L) {
-			throw new IllegalArgumentException("interval: " + intervalNanos / 1_000_000 + "ms (expected: at least 1s)");
+		if (intervalNanos < MIN_INTERVAL_NANOS || intervalNanos > MAX_INTERVAL_NANOS) {
+			throw new IllegalArgumentException("interval: " + format(intervalNanos) + " (expected: "
+					+ format(MIN_INTERVAL_NANOS) + " to " + format(MAX_INTERVAL_NANOS) + ")");
 		}
-		if (minRequests < 0) {
-			throw new IllegalArgumentException("min-requests: " + minRequests + " (expected: >= 0)");
+		if (minRequests < 0 || minRequests > MAX_MIN_REQUESTS) {
+			throw new IllegalArgumentException(
+					"min-requests: " + minRequests + " (expected: 0 to " + MAX_MIN_REQUESTS + ")");
 		}
 		if (!(maxErrorRateIncrease >= 0 && maxErrorRateIncrease <= 1)) {
 			throw new IllegalArgumentException(
 					"max-error-rate-increase: " + maxErrorRateIncrease + " (expected: 0 to 1)");
 		}
-		if (!(maxLatencyRatio >= 1 && Double.isFinite(maxLatencyRatio))) {
-			throw new IllegalArgumentException("max-latency-ratio: " + maxLatencyRatio + " (expected: >= 1)");
+		// NaN fails both comparisons.
+		if (!(maxLatencyRatio >= 1 && maxLatencyRatio <= MAX_LATENCY_RATIO)) {
+			throw new IllegalArgumentException(
+					"max-latency-ratio: " + maxLatencyRatio + " (expected: 1 to " + MAX_LATENCY_RATIO + ")");
 		}
 		errorStatuses = (errorStatuses != null) ? IntStream.of(errorStatuses).sorted().distinct().toArray()
 				: new int[0];
@@ -160,6 +188,25 @@ public record RolloutPlan(String target, int[] steps, long intervalNanos, long m
 			int minClients) {
 		this(target, steps, intervalNanos, minRequests, maxErrorRateIncrease, maxLatencyRatio, id, errorStatuses,
 				maxOutcomesPerClient, minClients, false, DEFAULT_MAX_MISMATCH_RATE);
+	}
+
+	/**
+	 * Returns {@code 5m}, {@code 500ms}: nanoseconds in the largest unit that divides
+	 * them, as the YAML spells durations.
+	 */
+	private static String format(long nanos) {
+		if (nanos == 0) {
+			return "0s";
+		}
+		long[] units = { Duration.ofDays(1).toNanos(), Duration.ofHours(1).toNanos(), Duration.ofMinutes(1).toNanos(),
+				Duration.ofSeconds(1).toNanos(), Duration.ofMillis(1).toNanos() };
+		String[] suffixes = { "d", "h", "m", "s", "ms" };
+		for (int i = 0; i < units.length; i++) {
+			if (nanos % units[i] == 0) {
+				return nanos / units[i] + suffixes[i];
+			}
+		}
+		return nanos + "ns";
 	}
 
 	/**

@@ -284,12 +284,26 @@ final class SettingsMapper {
 	private static RolloutPlan plan(String target, RolloutProperties rollout, Predicate<RolloutKey<?>> taken) {
 		return new RolloutPlan(normalize(target),
 				RolloutKey.STEPS.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
-				RolloutKey.INTERVAL.from(rollout, taken).toNanos(), RolloutKey.MIN_REQUESTS.from(rollout, taken),
+				saturatedNanos(RolloutKey.INTERVAL.from(rollout, taken)), RolloutKey.MIN_REQUESTS.from(rollout, taken),
 				RolloutKey.MAX_ERROR_RATE_INCREASE.from(rollout, taken),
 				RolloutKey.MAX_LATENCY_RATIO.from(rollout, taken), rollout.id(),
 				RolloutKey.ERROR_STATUSES.from(rollout, taken).stream().mapToInt(Integer::intValue).toArray(),
 				RolloutKey.MAX_OUTCOMES_PER_CLIENT.from(rollout, taken), RolloutKey.MIN_CLIENTS.from(rollout, taken),
 				RolloutKey.SHADOW.from(rollout, taken), RolloutKey.MAX_MISMATCH_RATE.from(rollout, taken));
+	}
+
+	/**
+	 * Returns a duration in nanoseconds, {@link Long#MAX_VALUE} (or {@code MIN_VALUE})
+	 * for one past 292 years, where {@link Duration#toNanos()} throws: the plan then
+	 * rejects it naming the key, as any interval above its bound.
+	 */
+	private static long saturatedNanos(Duration duration) {
+		try {
+			return duration.toNanos();
+		}
+		catch (ArithmeticException ex) {
+			return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+		}
 	}
 
 	static Algorithm algorithm(BalancingAlgorithm algorithm) {

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import org.springframework.boot.convert.DurationStyle;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
@@ -198,10 +200,14 @@ class RolloutTests {
 			steps 50,25        | steps: [50, 25] (expected: increasing percents)
 			steps 5,101        | steps: [5, 101] (expected: percents from 1 to 100)
 			steps 0            | steps: [0] (expected: percents from 1 to 100)
-			interval 999ms     | interval: 999ms (expected: at least 1s)
-			min-requests -1    | min-requests: -1 (expected: >= 0)
+			interval 999ms     | interval: 999ms (expected: 1s to 7d)
+			interval 604801s   | interval: 604801s (expected: 1s to 7d)
+			min-requests -1    | min-requests: -1 (expected: 0 to 1000000000)
+			min-requests 1000000001 | min-requests: 1000000001 (expected: 0 to 1000000000)
 			error increase 2   | max-error-rate-increase: 2.0 (expected: 0 to 1)
-			latency ratio 0.9  | max-latency-ratio: 0.9 (expected: >= 1)
+			latency ratio 0.9  | max-latency-ratio: 0.9 (expected: 1 to 1000)
+			latency ratio 1000.5 | max-latency-ratio: 1000.5 (expected: 1 to 1000)
+			latency ratio Infinity | max-latency-ratio: Infinity (expected: 1 to 1000)
 			""")
 	void rejectsAnInvalidPlanNamingTheKeyAndValue(String plan, String message) {
 		int[] steps = { 5, 25 };
@@ -212,10 +218,10 @@ class RolloutTests {
 		String[] words = plan.split(" ");
 		switch (words[0]) {
 			case "steps" -> steps = java.util.Arrays.stream(words[1].split(",")).mapToInt(Integer::parseInt).toArray();
-			case "interval" -> interval = 999 * MS;
-			case "min-requests" -> minRequests = -1;
-			case "error" -> increase = 2;
-			default -> ratio = 0.9;
+			case "interval" -> interval = DurationStyle.SIMPLE.parse(words[1]).toNanos();
+			case "min-requests" -> minRequests = Long.parseLong(words[1]);
+			case "error" -> increase = Double.parseDouble(words[2]);
+			default -> ratio = Double.parseDouble(words[2]);
 		}
 		int[] chosenSteps = steps;
 		long chosenInterval = interval;

@@ -47,8 +47,8 @@ class DnsSettingsTests {
 			servers      | 10.0.0.2       | servers: '10.0.0.2' (expected: an IP address and a port
 			servers      | 10.0.0.2:0     | servers: '10.0.0.2:0' (expected: an IP address and a port
 			min-ttl      | 1m             | min-ttl: 1m (expected: at most max-ttl, 30s)
-			negative-ttl | 500ms          | negative-ttl: 500ms (expected: whole seconds, 0s or more)
-			max-ttl      | -1s            | max-ttl: -1s (expected: whole seconds, 0s or more)
+			negative-ttl | 500ms          | negative-ttl: 500ms (expected: whole seconds, 0s to 1d)
+			max-ttl      | -1s            | max-ttl: -1s (expected: whole seconds, 0s to 1d)
 			""")
 	void rejectsAnInvalidValueNamingTheKey(String key, String value, String reason) {
 		assertThatExceptionOfType(BindException.class).isThrownBy(() -> map(Map.of("gateway.lb.dns." + key, value)))

@@ -88,12 +88,17 @@ class RolloutSettingsTests {
 					rollout.target            | shop-stable | gateway.lb.splits.shop.rollout.target            | shop-stable | expected: a target whose split has other targets with weights above 0
 					rollout.steps             | 25,5        | gateway.lb.splits.shop.rollout.steps             | [25, 5]     | steps: [25, 5] (expected: increasing percents)
 					rollout.steps             | 50,150      | gateway.lb.splits.shop.rollout.steps             | [50, 150]   | steps: [50, 150] (expected: percents from 1 to 100)
-					rollout.interval          | 500ms       | gateway.lb.splits.shop.rollout.interval          | PT0.5S      | interval: 500ms (expected: at least 1s)
-					rollout.min-requests      | -1          | gateway.lb.splits.shop.rollout.min-requests      | -1          | min-requests: -1 (expected: >= 0)
+					rollout.interval          | 500ms       | gateway.lb.splits.shop.rollout.interval          | PT0.5S      | interval: 500ms (expected: 1s to 7d)
+					rollout.interval          | 604801s     | gateway.lb.splits.shop.rollout.interval          | PT168H1S    | interval: 604801s (expected: 1s to 7d)
+					rollout.interval          | 1000000000d | gateway.lb.splits.shop.rollout.interval          | PT24000000000H | interval: 9223372036854775807ns (expected: 1s to 7d)
+					rollout.min-requests      | -1          | gateway.lb.splits.shop.rollout.min-requests      | -1          | min-requests: -1 (expected: 0 to 1000000000)
+					rollout.min-requests      | 1000000001  | gateway.lb.splits.shop.rollout.min-requests      | 1000000001  | min-requests: 1000000001 (expected: 0 to 1000000000)
 					rollout.max-error-rate-increase | 1.5   | gateway.lb.splits.shop.rollout.max-error-rate-increase | 1.5   | max-error-rate-increase: 1.5 (expected: 0 to 1)
-					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: >= 1)
+					rollout.max-latency-ratio | 0.5         | gateway.lb.splits.shop.rollout.max-latency-ratio | 0.5         | max-latency-ratio: 0.5 (expected: 1 to 1000)
+					rollout.max-latency-ratio | 1000.5      | gateway.lb.splits.shop.rollout.max-latency-ratio | 1000.5      | max-latency-ratio: 1000.5 (expected: 1 to 1000)
 										rollout.error-statuses    | 500,399     | gateway.lb.splits.shop.rollout.error-statuses    | [500, 399]  | error-statuses: 399 (expected: 400 to 599)
 					rollout.max-outcomes-per-client | -1    | gateway.lb.splits.shop.rollout.max-outcomes-per-client | -1    | max-outcomes-per-client: -1 (expected: 0 for no limit
+					rollout.max-outcomes-per-client | 1000001 | gateway.lb.splits.shop.rollout.max-outcomes-per-client | 1000001 | max-outcomes-per-client: 1000001 (expected: 0 for no limit, up to 1000000)
 					rollout.min-clients       | 1001        | gateway.lb.splits.shop.rollout.min-clients       | 1001        | min-clients: 1001 (expected: 0 to 1000)
 					rollout.id                | 'shop 2'    | gateway.lb.splits.shop.rollout.id                | shop 2      | expected: 1 to 64 letters, digits
 					""")
