@@ -41,7 +41,10 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 		TestGateway gateway = TestGateway.properties(registry)
 			.instances("stable", List.of(stable))
 			.instances("broken-canary", List.of(brokenCanary))
-			.instances("good-canary", List.of(goodCanary));
+			.instances("good-canary", List.of(goodCanary))
+			// The test's requests come from 25 clients, through a proxy at loopback: the
+			// stage needs min-clients (20) of them.
+			.set("gateway.lb.trusted-proxies", "127.0.0.1/32");
 		for (String split : List.of("broken", "good")) {
 			String prefix = "gateway.lb.splits." + split + ".";
 			gateway.route(split)
@@ -65,15 +68,14 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 		AtomicInteger sent = new AtomicInteger();
 		// Requests until the stage has judged: 50 compared answers at least.
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
-			GatewayClient.Answer answer = this.client.getNow("/broken/");
-			sent.incrementAndGet();
+			GatewayClient.Answer answer = get("/broken/", sent.incrementAndGet());
 			assertThat(answer.status()).isEqualTo(200);
 			assertThat(answer.backend()).as("request %d", sent.get()).isEqualTo("stable");
 			return status("broken").state() == Rollout.State.ROLLED_BACK;
 		});
 		assertThat(sent.get()).isGreaterThanOrEqualTo(50);
 		assertThat(status("broken").reason()).startsWith("mismatch rate 1.0000 of ")
-			.contains("compared answers in the shadow stage");
+			.contains("compared answers from 25 clients in the shadow stage");
 		// Mirrors of the last requests may still be on their way: counted once answered.
 		await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("broken-canary") == 0);
 		int mirrored = brokenCanary.requests();
@@ -87,8 +89,9 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 	@Test
 	void aTargetWhoseMirroredAnswersMatchMovesToItsFirstStep() {
 		assertThat(status("good").state()).isEqualTo(Rollout.State.SHADOWING);
+		AtomicInteger sent = new AtomicInteger();
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
-			String backend = this.client.getNow("/good/").backend();
+			String backend = get("/good/", sent.incrementAndGet()).backend();
 			Rollout.State state = status("good").state();
 			// The stage is judged when a mirrored answer arrives, which may be
 			// after the primary's answer reached us: the next request may then be
@@ -107,6 +110,13 @@ class ShadowRolloutIT extends GatewayIntegrationTest {
 		}
 		// 10% of 400, give or take five standard deviations (6).
 		assertThat(canary).isBetween(10, 70);
+	}
+
+	/**
+	 * Sends request {@code number} as one of 25 clients in turn.
+	 */
+	private GatewayClient.Answer get(String path, int number) {
+		return this.client.getNow(path, java.util.Map.of("X-Forwarded-For", "10.77.0." + (1 + number % 25)));
 	}
 
 	private Rollout.Status status(String split) {

@@ -311,8 +311,11 @@ public class GatewayLbEndpoint {
 		return new RolloutReport(plan.target(), status.state().label(), plan.steps(), status.step(), status.percent(),
 				plan.intervalNanos() / 1_000_000, judgeIn, status.reason(), window(current.canary()),
 				window(current.others()), verdicts, plan.id(), track.awaitsPeers(),
-				(status.state() == Rollout.State.SHADOWING) ? new ShadowReport(track.shadowCompared(),
-						track.shadowMismatched(), plan.minRequests(), plan.maxMismatchRate()) : null);
+				(status.state() == Rollout.State.SHADOWING) ? shadow(track.shadowCompared(), plan) : null);
+	}
+
+	private static ShadowReport shadow(Rollout.Window compared, RolloutPlan plan) {
+		return new ShadowReport(compared.requests(), compared.errors(), plan.minRequests(), plan.maxMismatchRate());
 	}
 
 	private static @Nullable WindowReport window(Rollout.@Nullable Window window) {

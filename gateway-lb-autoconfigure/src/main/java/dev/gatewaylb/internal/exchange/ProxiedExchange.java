@@ -222,11 +222,13 @@ public final class ProxiedExchange {
 		}
 		ServiceRuntime shadow = this.services.runtimes().find(target);
 		ServerWebExchange exchange = this.exchange;
+		// The client as the split's sides tell clients apart: its share of the stage.
+		int client = (this.decision != null) ? this.decision.rolloutClient() : 0;
 		Mirror mirror = Mirror.start(state, mirroring, exchange.getRequest(), shadow != null && shadow.isBalancedHere(),
 				() -> this.services.shadows().headers(exchange, mirroring.stripHeaders(), runtime.id()),
 				(copy, body) -> this.services.shadows()
 					.send(shadow, copy.method(), this.picks::endpointUrl, copy.headers(), copy.body(), body),
-				staged ? stage::shadowAnswered : null, runtime.clock());
+				staged ? (differs) -> stage.shadowAnswered(client, differs) : null, runtime.clock());
 		if (mirror != null) {
 			this.lease.watch(mirror);
 			ServerHttpRequest copying = mirror.copyBody(exchange.getRequest());

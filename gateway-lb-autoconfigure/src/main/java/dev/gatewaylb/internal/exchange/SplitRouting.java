@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.exchange;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -39,11 +40,11 @@ import org.springframework.web.server.ServerWebExchange;
  * request: an unreadable cookie is a missing one, an unknown target or an unreadable
  * address is no override.
  * <p>
- * A request a rollout judges names its client to the rollout's side: the sticky value the
- * request presented, on a sticky split, else the client's address through the trusted
- * proxies. A value the gateway minted for this very request is not an identity (a client
- * that never sends the cookie back would be a new client each time), so then the address
- * is.
+ * A request a rollout judges names its client to the rollout's side by its address
+ * through the trusted proxies, an IPv6 address by its /64 (what one host, or one home, is
+ * given): never by its sticky value, which is unsigned, so that a client minting a new
+ * one per request would count as a new client each time and outvote everyone. Clients
+ * behind one address (a NAT) count as one, which only makes the judge more cautious.
  */
 public final class SplitRouting {
 
@@ -101,8 +102,8 @@ public final class SplitRouting {
 				shadowStage = rollout;
 			}
 			window = rollout.window(target == split.rolloutTarget());
-			if (window != null) {
-				rolloutClient = (presented != null) ? presented.hashCode() : addressHash(client.get());
+			if (window != null || shadowStage != null) {
+				rolloutClient = addressHash(client.get());
 			}
 		}
 		return new SplitDecision(service, withoutOverride(exchange, split), stickyValue, window, rolloutClient,
@@ -111,9 +112,18 @@ public final class SplitRouting {
 
 	/**
 	 * Returns a hash of a client address, 0 when it is unknown: an IPv4 address's hash is
-	 * its 32 bits, an IPv6 one's a hash of its 128; the rollout's side mixes it further.
+	 * its 32 bits, an IPv6 one's a hash of its first 64 (its /64: a host may take any
+	 * address of its prefix); the rollout's side mixes it further.
 	 */
-	private static int addressHash(@Nullable InetAddress address) {
+	static int addressHash(@Nullable InetAddress address) {
+		if (address instanceof Inet6Address) {
+			byte[] bytes = address.getAddress();
+			int hash = 1;
+			for (int i = 0; i < 8; i++) {
+				hash = 31 * hash + bytes[i];
+			}
+			return hash;
+		}
 		return (address != null) ? address.hashCode() : 0;
 	}
 

@@ -86,11 +86,43 @@ public final class Rollout {
 	 * connection failure or timeout, the gateway's own 503 for the side
 	 * @param p99Nanos their 99th percentile latency, 0 when there were none
 	 * @param clients the distinct clients they came from
+	 * @param topClientRequests the requests of the client with the most errors
+	 * @param topClientErrors that client's errors
 	 */
-	public record Window(long requests, long errors, long p99Nanos, long clients) {
+	public record Window(long requests, long errors, long p99Nanos, long clients, long topClientRequests,
+			long topClientErrors) {
+
+		/**
+		 * A window whose clients' shares are not known: none is left out.
+		 * @param requests requests answered and counted
+		 * @param errors of them, errors
+		 * @param p99Nanos their 99th percentile latency
+		 * @param clients the distinct clients they came from
+		 */
+		public Window(long requests, long errors, long p99Nanos, long clients) {
+			this(requests, errors, p99Nanos, clients, 0, 0);
+		}
 
 		double errorRate() {
 			return (this.requests == 0) ? 0 : (double) this.errors / this.requests;
+		}
+
+		/**
+		 * Returns the error rate without the client that failed most: the rate a verdict
+		 * is decided by, so that no one client (one that provokes 500s, one with a broken
+		 * browser, one that forges nothing but keeps its address) moves it alone. A
+		 * release that fails for everyone fails without any one of them too. A side heard
+		 * from one client only is judged by it.
+		 */
+		double errorRateWithoutTopClient() {
+			if (this.clients <= 1) {
+				// One client is all there is (a demo's min-clients: 1): its answers are
+				// the
+				// verdict's.
+				return errorRate();
+			}
+			long requests = this.requests - this.topClientRequests;
+			return (requests <= 0) ? 0 : (double) (this.errors - this.topClientErrors) / requests;
 		}
 
 		/**
@@ -134,29 +166,34 @@ public final class Rollout {
 
 	/**
 	 * Judges a rollout's shadow stage by its copied answers so far: once there are
-	 * {@code min-requests} of them, it moves to its first step when the share that
-	 * differed from the primary's is at most {@code max-mismatch-rate}, and is rolled
-	 * back otherwise.
+	 * {@code min-requests} of them from at least {@code min-clients} clients (each client
+	 * counted for at most {@code max-outcomes-per-client}), it moves to its first step
+	 * when the share that differed from the primary's is at most
+	 * {@code max-mismatch-rate}, and is rolled back otherwise. So one client's mismatches
+	 * can neither decide nor fill the stage.
 	 * @param plan the plan
 	 * @param status where it stands
-	 * @param compared copied answers compared with the primary's
-	 * @param mismatched of them, those that differed
+	 * @param compared the copied answers compared with the primary's (requests), those
+	 * that differed (errors), and the clients they came from
 	 * @param nowNanos the clock's current time
 	 * @return {@link Judgement.Kind#NOT_DUE} with {@code status} itself while it is not
-	 * shadowing or has too few answers; {@link Judgement.Kind#NEXT} onto the first step;
-	 * or {@link Judgement.Kind#ROLLED_BACK}
+	 * shadowing or has too few answers or clients; {@link Judgement.Kind#NEXT} onto the
+	 * first step; or {@link Judgement.Kind#ROLLED_BACK}
 	 */
-	public static Judgement judgeShadow(RolloutPlan plan, Status status, long compared, long mismatched,
-			long nowNanos) {
-		if (status.state() != State.SHADOWING || compared < Math.max(1, plan.minRequests())) {
+	public static Judgement judgeShadow(RolloutPlan plan, Status status, Window compared, long nowNanos) {
+		if (status.state() != State.SHADOWING || compared.requests() < Math.max(1, plan.minRequests())
+				|| compared.clients() < plan.minClients()) {
 			return new Judgement(Judgement.Kind.NOT_DUE, status);
 		}
-		double rate = (double) mismatched / compared;
+		// Without the client whose answers differed most: one client alone cannot roll
+		// the stage back.
+		double rate = compared.errorRateWithoutTopClient();
 		if (rate > plan.maxMismatchRate()) {
 			return new Judgement(Judgement.Kind.ROLLED_BACK,
 					rolledBack(status, String.format(Locale.ROOT,
-							"mismatch rate %.4f of %d compared answers in the shadow stage" + " (max-mismatch-rate %s)",
-							rate, compared, plan.maxMismatchRate())));
+							"mismatch rate %.4f of %d compared answers from %d clients in the shadow stage, without"
+									+ " its most differing client (max-mismatch-rate %s)",
+							rate, compared.requests(), compared.clients(), plan.maxMismatchRate())));
 		}
 		return new Judgement(Judgement.Kind.NEXT,
 				new Status(State.PROGRESSING, 0, plan.step(0), nowNanos + plan.intervalNanos(), null));
@@ -187,14 +224,18 @@ public final class Rollout {
 		// rate or p99. Without a baseline the canary's error rate is held against 0 and
 		// its latency is not judged.
 		boolean baseline = others.requests() >= 1 && others.isJudgeable(plan);
-		double othersErrorRate = baseline ? others.errorRate() : 0;
-		double increase = canary.errorRate() - othersErrorRate;
+		// Each side without the client that failed most on it: one client alone can
+		// neither roll a healthy canary back nor hide a failing one behind a baseline it
+		// made fail.
+		double othersErrorRate = baseline ? others.errorRateWithoutTopClient() : 0;
+		double canaryErrorRate = canary.errorRateWithoutTopClient();
+		double increase = canaryErrorRate - othersErrorRate;
 		if (increase > plan.maxErrorRateIncrease()) {
 			return new Judgement(Judgement.Kind.ROLLED_BACK,
-					rolledBack(status,
-							String.format(Locale.ROOT,
-									"error rate %.4f against %.4f of the other targets (max-error-rate-increase %s)",
-									canary.errorRate(), othersErrorRate, plan.maxErrorRateIncrease())));
+					rolledBack(status, String.format(Locale.ROOT,
+							"error rate %.4f against %.4f of the other targets, each without its most failing client"
+									+ " (max-error-rate-increase %s)",
+							canaryErrorRate, othersErrorRate, plan.maxErrorRateIncrease())));
 		}
 		if (baseline && others.p99Nanos() > 0 && canary.p99Nanos() > plan.maxLatencyRatio() * others.p99Nanos()) {
 			return new Judgement(Judgement.Kind.ROLLED_BACK,

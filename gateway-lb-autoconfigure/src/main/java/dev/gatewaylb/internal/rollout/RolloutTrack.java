@@ -2,7 +2,6 @@ package dev.gatewaylb.internal.rollout;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 
 import org.jspecify.annotations.Nullable;
 
@@ -43,9 +42,12 @@ public final class RolloutTrack {
 	 */
 	private volatile boolean shadowing;
 
-	private final LongAdder shadowCompared = new LongAdder();
-
-	private final LongAdder shadowMismatched = new LongAdder();
+	/**
+	 * The shadow stage's comparisons: each client counts for at most
+	 * {@code max-outcomes-per-client} of them, and the stage counts the clients, so that
+	 * one client's mismatches can neither fill {@code min-requests} nor decide it.
+	 */
+	private final RolloutWindow shadow;
 
 	private volatile Windows current = Windows.EMPTY;
 
@@ -73,6 +75,7 @@ public final class RolloutTrack {
 		// error-statuses.
 		this.canary = new RolloutWindow(plan);
 		this.others = new RolloutWindow(plan);
+		this.shadow = new RolloutWindow(plan);
 		this.status = status;
 		this.layout = layoutOf(plan, status);
 		this.judging = status.state() == Rollout.State.PROGRESSING;
@@ -99,30 +102,22 @@ public final class RolloutTrack {
 	}
 
 	/**
-	 * Counts a copied answer of the shadow stage compared with the primary's.
+	 * Counts a copied answer of the shadow stage compared with the primary's, within its
+	 * client's share.
+	 * @param client the hash of the client's identity, as the split's sides take it
 	 * @param mismatch whether it differed
 	 */
-	public void shadowAnswered(boolean mismatch) {
-		this.shadowCompared.increment();
-		if (mismatch) {
-			this.shadowMismatched.increment();
-		}
+	public void shadowAnswered(int client, boolean mismatch) {
+		this.shadow.compared(client, mismatch);
 	}
 
 	/**
-	 * Returns the copied answers of the shadow stage compared so far.
-	 * @return the count
+	 * Returns the shadow stage's comparisons so far, each client within its share: the
+	 * window's requests are the answers compared, its errors those that differed.
+	 * @return the counts
 	 */
-	public long shadowCompared() {
-		return this.shadowCompared.sum();
-	}
-
-	/**
-	 * Returns those of them that differed from the primary's.
-	 * @return the count
-	 */
-	public long shadowMismatched() {
-		return this.shadowMismatched.sum();
+	public Rollout.Window shadowCompared() {
+		return this.shadow.window();
 	}
 
 	/**
@@ -286,8 +281,7 @@ public final class RolloutTrack {
 		this.layout = layoutOf(this.plan, next);
 		this.judging = next.state() == Rollout.State.PROGRESSING;
 		if (next.state() == Rollout.State.SHADOWING) {
-			this.shadowCompared.reset();
-			this.shadowMismatched.reset();
+			this.shadow.reset();
 		}
 		this.shadowing = next.state() == Rollout.State.SHADOWING;
 		this.status = next;

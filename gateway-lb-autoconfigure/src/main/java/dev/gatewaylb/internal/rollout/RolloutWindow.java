@@ -67,6 +67,14 @@ public final class RolloutWindow {
 	private final AtomicLong clients = new AtomicLong();
 
 	/**
+	 * Each slot's answers and errors since the step began: what the judge leaves out of
+	 * the client that failed most, so that no single client decides a verdict.
+	 */
+	private final AtomicIntegerArray slotRequests = new AtomicIntegerArray(CLIENT_SLOTS);
+
+	private final AtomicIntegerArray slotErrors = new AtomicIntegerArray(CLIENT_SLOTS);
+
+	/**
 	 * Mixed into each client's hash, so that nobody outside the process can choose values
 	 * that land in another client's slot.
 	 */
@@ -116,9 +124,24 @@ public final class RolloutWindow {
 	 * @param latencyNanos from sending the request to the response's headers
 	 */
 	public void succeeded(int client, long latencyNanos) {
-		if (admit(client)) {
-			this.requests.increment();
+		int slot = admit(client);
+		if (slot >= 0) {
+			count(slot, false);
 			this.recorder.recordValue(Math.min(Math.max(latencyNanos / 1000, 1), MAX_MICROS));
+		}
+	}
+
+	/**
+	 * Records a comparison of a shadow stage, unless its client has had its share: a
+	 * copied answer that matched the primary's counts as a request, one that differed as
+	 * an error. No latency: the shadow's is not the release's.
+	 * @param client the hash of the client's identity
+	 * @param differed whether the shadow's answer differed from the primary's
+	 */
+	public void compared(int client, boolean differed) {
+		int slot = admit(client);
+		if (slot >= 0) {
+			count(slot, differed);
 		}
 	}
 
@@ -130,9 +153,9 @@ public final class RolloutWindow {
 	 * @param client the hash of the client's identity
 	 */
 	public void failed(int client) {
-		if (admit(client)) {
-			this.requests.increment();
-			this.errors.increment();
+		int slot = admit(client);
+		if (slot >= 0) {
+			count(slot, true);
 		}
 	}
 
@@ -140,26 +163,38 @@ public final class RolloutWindow {
 	 * Counts one answer of a client, if its slot has room, and the client itself the
 	 * first time it is heard from on the step.
 	 */
-	private boolean admit(int client) {
+	private int admit(int client) {
 		int slot = slot(client);
 		int limit = this.plan.maxOutcomesPerClient();
 		for (;;) {
 			int value = this.clientSlots.get(slot);
 			int count = value & MAX_COUNT;
 			if (limit > 0 && count >= limit) {
-				return false;
+				return -1;
 			}
 			// Without a limit the count stays 0: only the client is counted.
 			int next = SEEN | ((limit > 0) ? count + 1 : 0);
 			if (next == value) {
-				return true;
+				return slot;
 			}
 			if (this.clientSlots.compareAndSet(slot, value, next)) {
 				if ((value & SEEN) == 0) {
 					this.clients.incrementAndGet();
 				}
-				return true;
+				return slot;
 			}
+		}
+	}
+
+	/**
+	 * Counts an admitted answer on the step, on its client's slot too.
+	 */
+	private void count(int slot, boolean error) {
+		this.requests.increment();
+		this.slotRequests.incrementAndGet(slot);
+		if (error) {
+			this.errors.increment();
+			this.slotErrors.incrementAndGet(slot);
 		}
 	}
 
@@ -208,6 +243,8 @@ public final class RolloutWindow {
 	void reset() {
 		for (int slot = 0; slot < CLIENT_SLOTS; slot++) {
 			this.clientSlots.set(slot, 0);
+			this.slotRequests.set(slot, 0);
+			this.slotErrors.set(slot, 0);
 		}
 		this.clients.set(0);
 		this.requests.reset();
@@ -223,7 +260,20 @@ public final class RolloutWindow {
 	 */
 	Rollout.Window window() {
 		long p99 = (this.step.getTotalCount() > 0) ? this.step.getValueAtPercentile(99) * 1000 : 0;
-		return new Rollout.Window(this.requests.sum(), this.errors.sum(), p99, this.clients.get());
+		// The client with the most errors (the most answers among equals): a scan of the
+		// slots, on the control thread, once per judgement.
+		int topErrors = 0;
+		int topRequests = 0;
+		for (int slot = 0; slot < CLIENT_SLOTS; slot++) {
+			int errors = this.slotErrors.get(slot);
+			int requests = this.slotRequests.get(slot);
+			if (errors > topErrors || (errors == topErrors && errors > 0 && requests > topRequests)) {
+				topErrors = errors;
+				topRequests = requests;
+			}
+		}
+		return new Rollout.Window(this.requests.sum(), this.errors.sum(), p99, this.clients.get(), topRequests,
+				topErrors);
 	}
 
 }

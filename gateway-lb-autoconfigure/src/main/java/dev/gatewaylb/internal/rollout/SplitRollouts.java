@@ -381,12 +381,12 @@ public final class SplitRollouts {
 	}
 
 	private void judgeShadow(RolloutTrack track, long now) {
-		long compared = track.shadowCompared();
-		long mismatched = track.shadowMismatched();
-		Judgement judgement = Rollout.judgeShadow(track.plan(), track.status(), compared, mismatched, now);
+		Rollout.Window compared = track.shadowCompared();
+		Judgement judgement = Rollout.judgeShadow(track.plan(), track.status(), compared, now);
 		Rollout.Status next = judgement.status();
-		String stage = String.format(java.util.Locale.ROOT, "shadow stage: %d of %d compared answers differed",
-				mismatched, compared);
+		String stage = String.format(java.util.Locale.ROOT,
+				"shadow stage: %d of %d compared answers differed, from %d clients", compared.errors(),
+				compared.requests(), compared.clients());
 		switch (judgement.kind()) {
 			case NEXT -> {
 				verdict(track, VerdictKind.NEXT, stage, null);

@@ -239,19 +239,80 @@ class RolloutTests {
 				0, 0, true, 0.02);
 		Rollout.Status status = Rollout.start(plan, 0);
 		assertThat(status).isEqualTo(new Rollout.Status(Rollout.State.SHADOWING, 0, 0, 0, null));
-		assertThat(Rollout.judgeShadow(plan, status, 99, 0, 5).kind()).as("too few").isEqualTo(Judgement.Kind.NOT_DUE);
-		Judgement next = Rollout.judgeShadow(plan, status, 100, 2, 5);
+		assertThat(Rollout.judgeShadow(plan, status, compared(99, 0, 50), 5).kind()).as("too few")
+			.isEqualTo(Judgement.Kind.NOT_DUE);
+		Judgement next = Rollout.judgeShadow(plan, status, compared(100, 2, 50), 5);
 		assertThat(next.kind()).isEqualTo(Judgement.Kind.NEXT);
 		assertThat(next.status()).isEqualTo(new Rollout.Status(Rollout.State.PROGRESSING, 0, 5, 10_000_000_005L, null));
-		Judgement back = Rollout.judgeShadow(plan, status, 100, 3, 5);
+		Judgement back = Rollout.judgeShadow(plan, status, compared(100, 3, 50), 5);
 		assertThat(back.kind()).isEqualTo(Judgement.Kind.ROLLED_BACK);
 		assertThat(back.status().percent()).isZero();
-		assertThat(back.status().reason())
-			.isEqualTo("mismatch rate 0.0300 of 100 compared answers in the shadow stage (max-mismatch-rate 0.02)");
-		assertThat(Rollout.judgeShadow(plan, next.status(), 1_000, 1_000, 5).kind()).as("no longer shadowing")
+		assertThat(back.status().reason()).isEqualTo(
+				"mismatch rate 0.0300 of 100 compared answers from 50 clients in the shadow stage, without its most"
+						+ " differing client (max-mismatch-rate 0.02)");
+		assertThat(Rollout.judgeShadow(plan, next.status(), compared(1_000, 1_000, 50), 5).kind())
+			.as("no longer shadowing")
 			.isEqualTo(Judgement.Kind.NOT_DUE);
 		assertThat(Rollout.promote(plan, status).state()).isEqualTo(Rollout.State.PROMOTED);
 		assertThat(Rollout.pause(status)).as("nothing to pause").isEqualTo(status);
+	}
+
+	@Test
+	void twoMismatchesOfOneClientLeaveAShadowStageRunningAtTheDefaults() {
+		RolloutPlan plan = new RolloutPlan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
+				RolloutPlan.DEFAULT_MAX_OUTCOMES_PER_CLIENT, RolloutPlan.DEFAULT_MIN_CLIENTS, true,
+				RolloutPlan.DEFAULT_MAX_MISMATCH_RATE);
+		RolloutTrack track = new RolloutTrack("shop", plan, Rollout.start(plan, 0));
+		Rollout.Status status = track.status();
+		// 98 matching answers from 98 clients, and two mismatches from a client that
+		// sends more: 100 compared answers from 99 clients, 2% differed.
+		for (int client = 1; client <= 98; client++) {
+			track.shadowAnswered(client, false);
+		}
+		track.shadowAnswered(4242, true);
+		track.shadowAnswered(4242, true);
+		Rollout.Window compared = track.shadowCompared();
+		assertThat(compared.requests()).isEqualTo(100);
+		assertThat(compared.clients()).as("told apart in slots, a few may share one").isBetween(90L, 99L);
+		assertThat(compared.topClientErrors()).isEqualTo(2);
+		assertThat(Rollout.judgeShadow(plan, status, compared, 5).kind())
+			.as("2%, all of one client's: without it, none differed")
+			.isEqualTo(Judgement.Kind.NEXT);
+		// The same client, past its share (max-outcomes-per-client), counts no more.
+		RolloutTrack bounded = new RolloutTrack("shop", plan, Rollout.start(plan, 0));
+		for (int client = 1; client <= 200; client++) {
+			bounded.shadowAnswered(client, false);
+		}
+		for (int i = 0; i < 50; i++) {
+			bounded.shadowAnswered(4242, true);
+		}
+		Rollout.Window withOneClient = bounded.shadowCompared();
+		assertThat(withOneClient.errors()).as("the client's mismatches, up to its share")
+			.isEqualTo(RolloutPlan.DEFAULT_MAX_OUTCOMES_PER_CLIENT);
+		assertThat(Rollout.judgeShadow(plan, status, withOneClient, 5).kind()).isEqualTo(Judgement.Kind.NEXT);
+		// Differing for everyone: 3 clients of 100 see a mismatch, which no one client
+		// explains.
+		RolloutTrack failing = new RolloutTrack("shop", plan, Rollout.start(plan, 0));
+		for (int client = 1; client <= 100; client++) {
+			failing.shadowAnswered(client, client % 33 == 0);
+		}
+		assertThat(Rollout.judgeShadow(plan, status, failing.shadowCompared(), 5).kind())
+			.isEqualTo(Judgement.Kind.ROLLED_BACK);
+	}
+
+	@Test
+	void aShadowStageWaitsForEnoughClients() {
+		RolloutPlan plan = new RolloutPlan("canary", new int[] { 5, 50 }, 10_000_000_000L, 100, 0.01, 1.5, null, null,
+				10, 20, true, 0.01);
+		Rollout.Status status = Rollout.start(plan, 0);
+		assertThat(Rollout.judgeShadow(plan, status, compared(1_000, 1_000, 19), 5).kind())
+			.as("one client short of min-clients")
+			.isEqualTo(Judgement.Kind.NOT_DUE);
+		assertThat(Rollout.judgeShadow(plan, status, compared(1_000, 0, 20), 5).kind()).isEqualTo(Judgement.Kind.NEXT);
+	}
+
+	private static Rollout.Window compared(long answers, long differed, long clients) {
+		return new Rollout.Window(answers, differed, 0, clients);
 	}
 
 	@Test

@@ -105,7 +105,7 @@ class SplitRolloutsTests {
 		assertThat(track.layout()).as("the layout with the target at 0%").isEqualTo(3);
 		assertThat(track.window(true)).as("an ended rollout records nothing").isNull();
 		assertThat(kinds(track)).last().isEqualTo(VerdictKind.ROLLED_BACK);
-		assertThat(this.told).singleElement().asString().startsWith("shop roll-back error rate 0.5000 against 0.0000");
+		assertThat(this.told).singleElement().asString().startsWith("shop roll-back error rate 0.4444 against 0.0000");
 		this.control.advance(INTERVAL.multipliedBy(10));
 		assertThat(track.verdicts()).as("never judged again").hasSize(2);
 	}
