@@ -5,9 +5,10 @@ import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 
+import dev.gatewaylb.internal.control.RequestClock;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -18,6 +19,7 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import org.jspecify.annotations.Nullable;
 
@@ -42,8 +44,12 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * <b>The deadline.</b> The dial's deadline is set when the name is asked; each connect
  * (the connection's own, every probe, the winner's) gets only what is left of it as its
- * connect timeout, and the TLS handshake, which starts when the connection is active, as
- * its handshake timeout.
+ * connect timeout. The TLS handshake, which starts when the connection is active, ends by
+ * the deadline too: a timer of the request clock, armed when the connection opens, fails
+ * it there. Netty's own handshake timer cannot: it is armed only once the ClientHello is
+ * built and sent, so it would give the handshake what was left on top of that (a few ms
+ * on a warm JVM, a few hundred on the first dial of a cold one). It is kept, shortened to
+ * what was left, as a backstop.
  * <p>
  * Everything here runs on the connection's event loop, the probes' callbacks too (they
  * are registered on it): no field needs synchronization.
@@ -59,14 +65,15 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 	private final EndpointAddresses record;
 
 	/**
-	 * The request clock's time: the deadlines are on it.
+	 * The request clock: the deadlines are on its time, and the handshake's is one of its
+	 * timers.
 	 */
-	private final LongSupplier nanoClock;
+	private final RequestClock clock;
 
-	DialHandler(long connectTimeoutNanos, EndpointAddresses record, LongSupplier nanoClock) {
+	DialHandler(long connectTimeoutNanos, EndpointAddresses record, RequestClock clock) {
 		this.connectTimeoutNanos = connectTimeoutNanos;
 		this.record = record;
-		this.nanoClock = nanoClock;
+		this.clock = clock;
 	}
 
 	@Override
@@ -76,7 +83,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 			// An IP literal (or a proxy's address): the dial starts now.
 			String endpoint = (remote instanceof InetSocketAddress inet)
 					? EndpointAddresses.key(inet.getHostString(), inet.getPort()) : null;
-			connect(ctx, remote, local, promise, this.nanoClock.getAsLong() + this.connectTimeoutNanos, endpoint);
+			connect(ctx, remote, local, promise, this.clock.nanoTime() + this.connectTimeoutNanos, endpoint);
 			return;
 		}
 		Dial dial = address.dial();
@@ -103,7 +110,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 	 */
 	private void connect(ChannelHandlerContext ctx, SocketAddress remote, @Nullable SocketAddress local,
 			ChannelPromise promise, long deadlineNanos, @Nullable String endpoint) {
-		long left = deadlineNanos - this.nanoClock.getAsLong();
+		long left = deadlineNanos - this.clock.nanoTime();
 		if (left <= 0) {
 			promise.tryFailure(timedOut(remote.toString()));
 			return;
@@ -119,17 +126,14 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 
 	/**
 	 * The connection is open, before it is active: the TLS handshake, about to start,
-	 * gets what is left of the deadline, and the handler leaves the pipeline, so that the
+	 * must end by the deadline, and the handler leaves the pipeline, so that the
 	 * connection's requests never pass through it.
 	 */
 	private void opened(Channel channel, long deadlineNanos, @Nullable String endpoint) {
 		SslHandler tls = channel.pipeline().get(SslHandler.class);
 		if (tls != null) {
-			long left = Math.max(1, DialResolver.millis(deadlineNanos - this.nanoClock.getAsLong()));
-			long configured = tls.getHandshakeTimeoutMillis();
-			if (configured <= 0 || left < configured) {
-				tls.setHandshakeTimeoutMillis(left);
-			}
+			handshakeBy(channel, tls, deadlineNanos,
+					(endpoint != null) ? endpoint : String.valueOf(channel.remoteAddress()));
 		}
 		if (endpoint != null) {
 			this.record.opened(endpoint, channel);
@@ -137,6 +141,43 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 		if (channel.pipeline().context(this) != null) {
 			channel.pipeline().remove(this);
 		}
+	}
+
+	/**
+	 * Arms the deadline of the handshake: when the request clock reaches the dial's
+	 * deadline with the handshake still under way, the connection fails with a connect
+	 * timeout, which Reactor Netty hears as it hears a failed handshake (an error in the
+	 * pipeline before the connection is handed out), and is closed.
+	 */
+	private void handshakeBy(Channel channel, SslHandler tls, long deadlineNanos, String target) {
+		long leftNanos = deadlineNanos - this.clock.nanoTime();
+		long leftMillis = Math.max(1, DialResolver.millis(leftNanos));
+		long configured = tls.getHandshakeTimeoutMillis();
+		if (configured <= 0 || leftMillis < configured) {
+			// A backstop only: Netty starts this timer once the ClientHello is out.
+			tls.setHandshakeTimeoutMillis(leftMillis);
+		}
+		Future<Channel> handshake = tls.handshakeFuture();
+		RequestClock.Timer timer = this.clock.schedule(() -> {
+			try {
+				channel.eventLoop().execute(() -> handshakeTimedOut(channel, handshake, target));
+			}
+			catch (RejectedExecutionException stopped) {
+				// The event loop is gone, and the connection with it.
+			}
+		}, Math.max(0, leftNanos), TimeUnit.NANOSECONDS);
+		// Done, failed, or the connection closed (which fails it): the timer goes.
+		handshake.addListener((done) -> timer.cancel());
+	}
+
+	private static void handshakeTimedOut(Channel channel, Future<Channel> handshake, String target) {
+		if (handshake.isDone() || !channel.isOpen()) {
+			return;
+		}
+		channel.pipeline()
+			.fireExceptionCaught(new ConnectTimeoutException(
+					"the TLS handshake with " + target + " took longer than timeouts.connect"));
+		channel.close();
 	}
 
 	private static int connectMillis(long nanos) {
@@ -183,7 +224,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 		}
 
 		void start() {
-			long left = this.dial.deadlineNanos() - DialHandler.this.nanoClock.getAsLong();
+			long left = this.dial.deadlineNanos() - DialHandler.this.clock.nanoTime();
 			if (left <= 0) {
 				lose(timedOut(this.dial.endpoint()));
 				return;
@@ -209,7 +250,7 @@ final class DialHandler extends ChannelOutboundHandlerAdapter {
 			if (this.decided || this.next >= this.candidates.size()) {
 				return;
 			}
-			long left = this.dial.deadlineNanos() - DialHandler.this.nanoClock.getAsLong();
+			long left = this.dial.deadlineNanos() - DialHandler.this.clock.nanoTime();
 			if (left <= 0) {
 				// No time for another attempt: those in flight end by the deadline.
 				this.next = this.candidates.size();

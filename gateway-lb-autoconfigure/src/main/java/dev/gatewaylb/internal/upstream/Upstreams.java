@@ -78,12 +78,13 @@ public final class Upstreams {
 	private final Executor listenerThread;
 
 	/**
-	 * The clock of the dials' and body-idle limits' deadlines: the request clock's time.
+	 * The clock of the body-idle limits: the request clock's time.
 	 */
 	private final LongSupplier nanoClock;
 
 	/**
-	 * The clock of the pending timeouts of loop-affine pools.
+	 * The clock of the dials' deadlines (the handshake's is one of its timers) and of the
+	 * pending timeouts of loop-affine pools.
 	 */
 	private final RequestClock requestClock;
 
@@ -163,7 +164,7 @@ public final class Upstreams {
 		// The probes' connections are not the pools': they are recorded apart, and not
 		// shown.
 		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver,
-				new EndpointAddresses(), this.nanoClock);
+				new EndpointAddresses(), this.requestClock);
 		Registrar registrar = new Registrar(serviceId, pools);
 		ConnectionProvider provider;
 		EventLoops loops = loopAffine(settings) ? EventLoops
@@ -187,7 +188,7 @@ public final class Upstreams {
 		}
 		EndpointAddresses addresses = new EndpointAddresses();
 		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver,
-				addresses, this.nanoClock), settings, this.nanoClock);
+				addresses, this.requestClock), settings, this.nanoClock);
 		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools, addresses);
 	}
 
@@ -205,7 +206,7 @@ public final class Upstreams {
 	 * name's addresses) through the shared resolver, h2, the TLS trust of the service.
 	 */
 	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls,
-			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses, LongSupplier nanoClock) {
+			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses, RequestClock clock) {
 		long connectNanos = settings.connectTimeout().toNanos();
 		HttpClient configured = client
 			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
@@ -213,7 +214,7 @@ public final class Upstreams {
 			// One handler per connection, made when the connection is: it sees the
 			// connect before the transport does.
 			.doOnChannelInit((observer, channel, remoteAddress) -> channel.pipeline()
-				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses, nanoClock)))
+				.addFirst(DialHandler.NAME, new DialHandler(connectNanos, addresses, clock)))
 			// Once per connection, in the raw pipeline (not a handler of one exchange):
 			// an HTTP/1.1 connection's codec is there when it is connected.
 			.doOnConnected((connection) -> {
@@ -224,7 +225,7 @@ public final class Upstreams {
 			});
 		if (resolver != null) {
 			configured = configured.resolver(DialResolver.group(resolver, connectNanos,
-					settings.happyEyeballs().toNanos(), addresses, nanoClock));
+					settings.happyEyeballs().toNanos(), addresses, clock::nanoTime));
 		}
 		if (settings.http2()) {
 			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);
