@@ -129,6 +129,18 @@ class FleetInboxTests {
 	}
 
 	@Test
+	void refusesAnEventOlderThanAnHourAsAReplay() {
+		EndpointDrainEvent old = drain("edge", "svc", "10.0.0.1:80");
+		old.setVersion((this.wallMillis.get() - FleetInbox.MAX_EVENT_AGE.toMillis() - 1) << FleetClock.COUNTER_BITS);
+		assertThat(this.open.admit(old)).isEqualTo(FleetInbox.Rejection.EXPIRED);
+		assertThat(FleetInbox.Rejection.EXPIRED.label()).isEqualTo("expired");
+		EndpointDrainEvent recent = drain("edge", "svc", "10.0.0.1:80");
+		recent.setVersion(
+				(this.wallMillis.get() - FleetInbox.MAX_EVENT_AGE.toMillis() + 1000) << FleetClock.COUNTER_BITS);
+		assertThat(this.open.admit(recent)).as("within the hour").isNull();
+	}
+
+	@Test
 	void takesAnEventIdOnce() {
 		EndpointDrainEvent drain = drain("edge", "svc", "10.0.0.1:80");
 		assertThat(this.open.admit(drain)).isNull();

@@ -51,6 +51,15 @@ public final class FleetClock {
 		return version > physical() + (slackMillis << COUNTER_BITS);
 	}
 
+	/**
+	 * Returns whether a version claims a time further behind this replica's wall clock
+	 * than any event stays in flight: such an event is a replay of one captured long ago,
+	 * or of one the broker held while this replica was away from it.
+	 */
+	boolean isFarBehind(long version, long maxAgeMillis) {
+		return version < physical() - (maxAgeMillis << COUNTER_BITS);
+	}
+
 	private long physical() {
 		return this.wallMillis.getAsLong() << COUNTER_BITS;
 	}

@@ -67,7 +67,13 @@ public final class FleetInbox {
 		/**
 		 * About a subject this replica already has a newer decision on.
 		 */
-		STALE;
+		STALE,
+
+		/**
+		 * Older than {@link FleetInbox#MAX_EVENT_AGE}: a replay of an event captured long
+		 * ago, whose id this replica no longer remembers.
+		 */
+		EXPIRED;
 
 		String label() {
 			return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -84,6 +90,13 @@ public final class FleetInbox {
 	 * The furthest ahead of this replica's clock an event's version may be.
 	 */
 	static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(10);
+
+	/**
+	 * The oldest an event's version may be: a decision travels in a second; one an hour
+	 * old was captured and sent again, and the ids remembered against replays
+	 * ({@value #REMEMBERED}) may no longer hold its own.
+	 */
+	static final Duration MAX_EVENT_AGE = Duration.ofHours(1);
 
 	private static final String MAC = "HmacSHA256";
 
@@ -213,6 +226,9 @@ public final class FleetInbox {
 				|| event.invalidField() != null || event.getVersion() <= 0
 				|| this.clock.isFarAhead(event.getVersion(), MAX_CLOCK_SKEW.toMillis())) {
 			return Rejection.INVALID;
+		}
+		if (this.clock.isFarBehind(event.getVersion(), MAX_EVENT_AGE.toMillis())) {
+			return Rejection.EXPIRED;
 		}
 		synchronized (this.seen) {
 			if (this.seen.put(event.getId(), Boolean.TRUE) != null) {

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
+import dev.gatewaylb.internal.request.Logged;
 import dev.gatewaylb.internal.control.ControlThread;
 import dev.gatewaylb.internal.control.Separately;
 import dev.gatewaylb.rollout.FleetDecisions;
@@ -216,7 +217,9 @@ public final class SplitRollouts {
 						+ track.split() + ": a judgement's roll-back from " + origin + " does not undo it");
 				return;
 			}
-			apply(track, action, "by " + origin + ((reason != null) ? ": " + reason : ""), false);
+			// A peer's reason is any short text: escaped, so that it cannot forge a log
+			// line or hide in one.
+			apply(track, action, "by " + origin + ((reason != null) ? ": " + Logged.inline(reason) : ""), false);
 		});
 	}
 

@@ -207,6 +207,18 @@ class SplitRolloutsTests {
 	}
 
 	@Test
+	void aPeersReasonCannotBreakALogLine() {
+		RolloutPlan plan = plan(50, 100);
+		RolloutTrack track = start(plan);
+		this.rollouts.follow("shop", plan.fingerprint(), RolloutAction.ROLL_BACK,
+				"error rate\n2026-12-06T07:00:00Z INFO forged line", "replica-2", false);
+		this.control.runDue();
+		assertThat(track.status().reason())
+			.isEqualTo("rolled back by replica-2: error rate\\u000a2026-12-06T07:00:00Z INFO forged line")
+			.doesNotContain("\n");
+	}
+
+	@Test
 	void aJudgementsRollBackFromAnotherReplicaNeverUndoesAPromotionAndAnOperatorsDoes() {
 		RolloutPlan plan = plan(50, 100);
 		RolloutTrack track = start(plan);
