@@ -64,8 +64,9 @@ class LocalityIT extends GatewayIntegrationTest {
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry)
 			.set("spring.cloud.loadbalancer.zone", "zone-a")
-			.set("gateway.lb.defaults.locality.enabled", true)
-			.set("gateway.lb.defaults.locality.load-aware", false);
+			// At the defaults (load-aware: true) but for the one service that compares
+			// strict preference with the load-aware spill.
+			.set("gateway.lb.defaults.locality.enabled", true);
 		List<String> localUris = local.stream().map(TestBackend::uri).toList();
 		List<String> remoteUris = remote.stream().map(TestBackend::uri).toList();
 		for (String service : List.of("zones", "drained", "hashed")) {
@@ -95,7 +96,7 @@ class LocalityIT extends GatewayIntegrationTest {
 			gateway.route(service).set("gateway.lb.services." + service + ".algorithm", "least-requests");
 			instances(registry, service, localWorkerUris, remoteWorkerUris);
 		}
-		gateway.set("gateway.lb.services.aware.locality.load-aware", true);
+		gateway.set("gateway.lb.services.strict.locality.load-aware", false);
 	}
 
 	@AfterAll
@@ -108,7 +109,14 @@ class LocalityIT extends GatewayIntegrationTest {
 
 	@Test
 	void withEveryLocalEndpointHealthyNoRequestLeavesTheZone() {
-		Map<String, Integer> backends = send("/zones/", 2_000, Map.of());
+		// Four clients at once, at the defaults (load-aware): more than one request in
+		// flight per local endpoint at times, which is no queue.
+		Map<String, Integer> backends = new java.util.concurrent.ConcurrentHashMap<>();
+		reactor.core.publisher.Flux.range(0, 2_000)
+			.flatMap((i) -> this.client.get("/zones/", Map.of()), 4)
+			.doOnNext(
+					(answer) -> backends.merge((answer.status() == 200) ? answer.backend() : "error", 1, Integer::sum))
+			.blockLast(Duration.ofSeconds(120));
 		assertThat(backends).containsOnlyKeys("a1", "a2", "a3");
 		assertThat(backends.values()).allSatisfy((count) -> assertThat(count).isBetween(600, 734));
 		GatewayLbReport.ServiceReport report = report("zones");

@@ -8,17 +8,23 @@ import java.util.Map;
  * ({@code load-aware}), and what a request costs in each level: one service's controller,
  * fed one window of observations at a time by the control thread; not thread-safe.
  * <p>
- * A level <b>spills</b> while it is <b>queueing</b> (its endpoints hold more than one
- * request in flight each on average: requests wait behind others) and its answers are
- * <b>slower than the next level's by more than a tenth</b>; it stops when it stops
- * queueing. While it spills, each request drawn for it goes to whichever is answered
- * sooner by the estimate: the endpoint its level's algorithm picks or the one the next
- * level's picks. The estimate of an endpoint is its level's latency scaled by the
- * endpoint's requests in flight against the level's average:
- * {@code latency x (inFlight + 1) / (average inFlight + 1)} ({@link Load#unitNanos} is
- * {@code latency / (average + 1)}). On a backend that serves one request at a time this
- * is the wait behind what it holds; on one that serves many at once, whose latency does
- * not grow with its load, it stays about the latency: a quiet zone keeps its traffic.
+ * A level <b>spills</b> while it is <b>queueing</b> and its answers are <b>slower than
+ * the next level's by more than a tenth</b>; it stops when it stops queueing. Queueing is
+ * more than one request in flight per endpoint on average <i>and</i> answers half again
+ * as slow as the level's own unloaded latency (the lowest it has shown): requests wait
+ * behind others, which more requests in flight on backends that serve many at once do not
+ * show. It starts only after {@value #PERSISTENCE} windows in a row say so: an ordinary
+ * load, whose answers wobble by a few tens of percent, never sends a request out of its
+ * zone, and neither does the share the overprovisioning factor already moved (that
+ * share's endpoints are no slower for it). While it spills, each request drawn for it
+ * goes to whichever is answered sooner by the estimate: the endpoint its level's
+ * algorithm picks or the one the next level's picks. The estimate of an endpoint is its
+ * level's latency scaled by the endpoint's requests in flight against the level's
+ * average: {@code latency x (inFlight + 1) / (average inFlight + 1)}
+ * ({@link Load#unitNanos} is {@code latency / (average + 1)}). On a backend that serves
+ * one request at a time this is the wait behind what it holds; on one that serves many at
+ * once, whose latency does not grow with its load, it stays about the latency: a quiet
+ * zone keeps its traffic.
  * <p>
  * Why these signals: a request sent to the next level pays the zone hop, and a request
  * kept in a queueing level pays the wait; the answers' latency, as the gateway sees it,
@@ -43,9 +49,20 @@ public final class LevelSpill {
 	static final double MARGIN = 0.1;
 
 	/**
-	 * Requests in flight per endpoint above which a level is queueing.
+	 * Requests in flight per endpoint above which a level may be queueing.
 	 */
 	static final double QUEUEING = 1.0;
+
+	/**
+	 * How much slower than its own unloaded latency a level's answers must be for it to
+	 * be queueing.
+	 */
+	static final double QUEUE_LATENCY_MARGIN = 0.5;
+
+	/**
+	 * Windows in a row a level must queue, slower than the next, before it spills.
+	 */
+	static final int PERSISTENCE = 3;
 
 	/**
 	 * The weight of a window in the smoothed latencies and queues.
@@ -59,6 +76,11 @@ public final class LevelSpill {
 	private final Map<Integer, Double> queue = new HashMap<>();
 
 	private final Map<Integer, Boolean> spilling = new HashMap<>();
+
+	/**
+	 * The windows in a row each level has met the conditions to start spilling.
+	 */
+	private final Map<Integer, Integer> pressed = new HashMap<>();
 
 	/**
 	 * What a level's picks need to spill: whether it spills, and the cost of one request
@@ -106,11 +128,25 @@ public final class LevelSpill {
 			double queueing = this.queue.getOrDefault(priority, 0.0);
 			int next = nextTakingTraffic(inFlightPerEndpoint, level);
 			boolean spilling = false;
+			boolean pressed = false;
 			if (next >= 0 && !Double.isNaN(inFlightPerEndpoint[level]) && queueing > QUEUEING) {
 				Double theirs = this.latency.get(priorities[next]);
 				double compared = (theirs != null) ? theirs : this.lowest.get(priority);
-				// Started by a clear difference, kept while the level queues.
-				spilling = this.spilling.getOrDefault(priority, false) || own > compared * (1 + MARGIN);
+				// Started by waits that last (slower than unloaded, and than the next
+				// level), kept while the level has more in flight than its endpoints
+				// serve one at a time: moving requests away shortens the waits, which
+				// must
+				// not stop the spill that shortened them.
+				// Each window's own latency, not the smoothed one: one slow window (a GC
+				// pause) would otherwise count for the few that its smoothing spans.
+				double window = Double.isNaN(latencyNanos[level]) ? own : latencyNanos[level];
+				pressed = window > this.lowest.get(priority) * (1 + QUEUE_LATENCY_MARGIN)
+						&& window > compared * (1 + MARGIN);
+				int windows = pressed ? this.pressed.merge(priority, 1, Integer::sum) : 0;
+				spilling = this.spilling.getOrDefault(priority, false) || windows >= PERSISTENCE;
+			}
+			if (!pressed) {
+				this.pressed.put(priority, 0);
 			}
 			this.spilling.put(priority, spilling);
 			loads.put(priority, new Load(spilling, own / (queueing + 1)));

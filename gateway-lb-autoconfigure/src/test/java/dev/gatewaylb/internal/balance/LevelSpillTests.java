@@ -51,6 +51,32 @@ class LevelSpillTests {
 	}
 
 	@Test
+	void anOrdinaryLoadWhoseAnswersWobbleNeverSpills() {
+		// Four clients on three endpoints (1.33 in flight each), answers of 10 ms give or
+		// take 20%: the next level, with no traffic yet, is costed at this level's
+		// lowest.
+		java.util.SplittableRandom random = new java.util.SplittableRandom(40);
+		for (int window = 0; window < 1_000; window++) {
+			double latency = (8 + 4 * random.nextDouble()) * MS;
+			Map<Integer, LevelSpill.Load> loads = this.spill.next(TWO_LEVELS, new double[] { latency, Double.NaN },
+					new double[] { 4.0 / 3, 0 });
+			assertThat(loads.get(0).spilling()).as("window %d", window).isFalse();
+		}
+	}
+
+	@Test
+	void oneSlowWindowDoesNotStartASpill() {
+		this.spill.next(TWO_LEVELS, new double[] { 10 * MS, Double.NaN }, new double[] { 0.5, 0 });
+		for (int window = 0; window < 10; window++) {
+			// A GC pause every third window: queued and slow, but not for long.
+			double latency = (window % 3 == 2) ? 100 * MS : 10 * MS;
+			assertThat(this.spill.next(TWO_LEVELS, new double[] { latency, Double.NaN }, new double[] { 4, 0 })
+				.get(0)
+				.spilling()).as("window %d", window).isFalse();
+		}
+	}
+
+	@Test
 	void aQueueingLevelNoSlowerThanTheNextDoesNotStartSpilling() {
 		// Backends that serve many at once: more in flight, the same latency.
 		for (int window = 0; window < 20; window++) {
