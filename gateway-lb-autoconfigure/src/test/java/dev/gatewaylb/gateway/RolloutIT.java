@@ -71,6 +71,10 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> fullCanary = List.of(TestBackend.start("full-canary"));
 
+	static final List<TestBackend> shedStable = List.of(TestBackend.start("shed-stable"));
+
+	static final List<TestBackend> shedCanary = List.of(TestBackend.start("shed-canary"));
+
 	static final List<TestBackend> pinStable = List.of(TestBackend.start("pin-stable"));
 
 	static final List<TestBackend> pinCanary = List.of(TestBackend.start("pin-canary"));
@@ -90,6 +94,7 @@ class RolloutIT extends GatewayIntegrationTest {
 		// machine too: the verdict is the product's, on the latencies it saw.
 		slowCanary.get(0).delay(Duration.ofMillis(400));
 		fullCanary.get(0).delay(Duration.ofMillis(300));
+		shedCanary.get(0).delay(Duration.ofMillis(300));
 		// One request in ten that names no status fails: the other clients' requests.
 		floodCanary.get(0).failEvery(10);
 	}
@@ -147,6 +152,14 @@ class RolloutIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.full-canary.pool.max-connections", 1)
 			.set("gateway.lb.services.full-canary.pool.max-pending", 1)
 			.set("gateway.lb.services.full-canary.retry.attempts", 0)
+			.route("shed")
+			.instances("shed-stable", shedStable)
+			.instances("shed-canary", shedCanary)
+			.set("gateway.lb.splits.shed.targets.shed-stable", 100)
+			.set("gateway.lb.splits.shed.targets.shed-canary", 0)
+			.set("gateway.lb.services.shed-canary.concurrency.limit", "fixed")
+			.set("gateway.lb.services.shed-canary.concurrency.initial-limit", 1)
+			.set("gateway.lb.services.shed-canary.retry.attempts", 0)
 			.route("pin")
 			.instances("pin-stable", pinStable)
 			.instances("pin-canary", pinCanary)
@@ -184,7 +197,8 @@ class RolloutIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		List.of(rampStable, rampCanary, failStable, slowStable, slowCanary, holdStable, holdCanary, stickyStable,
-				stickyCanary, emptyStable, fullStable, fullCanary, pinStable, pinCanary, floodStable, floodCanary)
+				stickyCanary, emptyStable, fullStable, fullCanary, shedStable, shedCanary, pinStable, pinCanary,
+				floodStable, floodCanary)
 			.forEach((backends) -> backends.forEach(TestBackend::close));
 		failCanary.close();
 	}
@@ -306,6 +320,28 @@ class RolloutIT extends GatewayIntegrationTest {
 		assertThat(verdict.step()).isZero();
 		assertThat(verdict.canary().errors()).as("the gateway's 503s for the canary's full pool").isPositive();
 		assertThat(metric("gateway_lb_rejected_total{reason=\"saturated\",service=\"full-canary\"}")).isPositive();
+	}
+
+	@Test
+	void aCanaryWhoseLimitShedsItsRequestsIsNotPromoted() {
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/shed/", 4, CLIENTS)) {
+			load.await(100);
+			refresh(Map.of("gateway.lb.splits.shed.rollout.target", "shed-canary",
+					"gateway.lb.splits.shed.rollout.steps", "50,100", "gateway.lb.splits.shed.rollout.interval", "2s",
+					"gateway.lb.splits.shed.rollout.min-requests", 10,
+					// The canary is slow on purpose: only its sheds are judged here.
+					"gateway.lb.splits.shed.rollout.max-latency-ratio", 1000));
+			Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+				load.window(20);
+				Rollout.Status status = status("shed");
+				return status != null && status.state() != Rollout.State.PROGRESSING;
+			});
+		}
+		assertThat(status("shed").state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		Verdict verdict = last(this.rollouts.track("shed").verdicts());
+		assertThat(verdict.step()).isZero();
+		assertThat(verdict.canary().errors()).as("the 503s its concurrency limit shed").isPositive();
+		assertThat(metric("gateway_lb_rejected_total{reason=\"shed\",service=\"shed-canary\"}")).isPositive();
 	}
 
 	@Test

@@ -414,11 +414,13 @@ public final class ProxiedExchange {
 	/**
 	 * Answers a request shed because every endpoint is at its concurrency limit: 503 with
 	 * {@code Retry-After}, at once, charged to nobody and never retried (a retry would
-	 * only add to the overload). A rollout does not count it: what an overloaded service
-	 * sheds says nothing of the release.
+	 * only add to the overload). A rollout counts it as an error of the side the request
+	 * was split to: its client got a 503, and a release whose endpoints cannot keep up
+	 * (their limits fall when they slow down) sheds more than the others.
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
 		runtime.feature(OverloadState.class).shed().increment();
+		rolloutFailed();
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);
 	}
