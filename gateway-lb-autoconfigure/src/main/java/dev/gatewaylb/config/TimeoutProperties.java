@@ -34,10 +34,13 @@ import org.springframework.util.unit.DataSize;
  * time the gateway had bytes for it that it did not take; slower: its connection is
  * closed and the upstream's let go, charged to nobody. 0 turns it off, and so does a
  * response-write-idle of 0.
+ * @param maxDuration Longest an answer may still be streaming after the request was first
+ * sent (Envoy's max_stream_duration): past it both connections are closed, charged to
+ * nobody. Before the headers, response bounds the wait. 0 means no limit.
  */
 public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration response, @Nullable Duration bodyIdle,
 		@Nullable Duration requestBodyIdle, @Nullable Duration responseWriteIdle, @Nullable DataSize requestBodyMinRate,
-		@Nullable Duration happyEyeballs, @Nullable DataSize responseWriteMinRate) {
+		@Nullable Duration happyEyeballs, @Nullable DataSize responseWriteMinRate, @Nullable Duration maxDuration) {
 
 	/**
 	 * The longest delay between the connect attempts of one dial: a minute. RFC 8305
@@ -68,6 +71,7 @@ public record TimeoutProperties(@Nullable Duration connect, @Nullable Duration r
 					"response-write-min-rate: " + responseWriteMinRate + " (expected: 0B to 1GB, a size per second)");
 		}
 		Bounds.checkDuration("happy-eyeballs", happyEyeballs, MAX_HAPPY_EYEBALLS);
+		Bounds.checkDuration("max-duration", maxDuration, Bounds.MAX_TIMEOUT);
 	}
 
 }

@@ -218,7 +218,7 @@ public final class GatewayLbMetrics implements RuntimeListener {
 	}
 
 	private List<Meter> registerService(String serviceId, ServiceCounters counters) {
-		List<Meter> meters = new ArrayList<>(9);
+		List<Meter> meters = new ArrayList<>(10);
 		meters.add(FunctionCounter.builder(REJECTED, counters.saturated(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "saturated")
 			.description("Requests answered 503 because the service's connection pool was saturated")
@@ -234,6 +234,10 @@ public final class GatewayLbMetrics implements RuntimeListener {
 		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.slowReaders(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "response-write-idle")
 			.description("Clients cut off because they accepted no bytes of their answer for response-write-idle")
+			.register(this.meterRegistry));
+		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.pastMaxDuration(), LongAdder::sum)
+			.tags("service", serviceId, "reason", "max-duration")
+			.description("Answers cut off because they still streamed max-duration after their request was sent")
 			.register(this.meterRegistry));
 		meters.add(FunctionCounter.builder(SLOW_CLIENTS, counters.slowReadersBelowRate(), LongAdder::sum)
 			.tags("service", serviceId, "reason", "response-write-min-rate")

@@ -189,11 +189,11 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	public @Nullable Duration requestPrepared(EventLoop eventLoop) {
 		this.phase = Outcome.Phase.SENDING;
 		boolean retries = this.runtime.settings().retry().attempts() > 0;
-		boolean latency = this.runtime.recordsLatency() || this.hedging != null || this.judged
-				|| this.overload.limits();
+		boolean latency = this.runtime.recordsLatency() || this.hedging != null || this.judged || this.overload.limits()
+				|| !this.runtime.settings().upstream().maxDuration().isZero();
 		// The clock is read only when a retry's deadline, a latency sample, a hedge, a
-		// rollout or a concurrency limiter needs the time; it is then when the request
-		// left, the latency sample's start.
+		// rollout, a concurrency limiter or max-duration needs the time; it is then when
+		// the request left, the latency sample's start.
 		long now = (retries || latency || this.firstSentNanos != 0) ? this.runtime.nanoTime() : 0;
 		start(now);
 		if (this.firstSentNanos == 0 && retries) {

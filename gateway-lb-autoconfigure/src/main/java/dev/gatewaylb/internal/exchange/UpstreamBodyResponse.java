@@ -269,6 +269,11 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 
 		private volatile RequestClock.@Nullable Timer timer;
 
+		/**
+		 * The {@code timeouts.max-duration} timer, armed once as the body starts.
+		 */
+		private volatile RequestClock.@Nullable Timer durationTimer;
+
 		private volatile int done;
 
 		private final BooleanSupplier closeClient;
@@ -300,7 +305,46 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		@Override
 		public void onSubscribe(Subscription subscription) {
 			this.upstream = subscription;
+			armMaxDuration();
 			this.actual.onSubscribe(this);
+		}
+
+		/**
+		 * Arms the {@code timeouts.max-duration} timer for what is left of it since the
+		 * exchange's request was first sent: an answer still streaming then is cut,
+		 * charged to nobody. One timer per answer, and only with the limit set.
+		 */
+		private void armMaxDuration() {
+			Attempt attempt = this.attempt;
+			if (attempt == null) {
+				return;
+			}
+			long maxNanos = attempt.runtime().settings().upstream().maxDuration().toNanos();
+			if (maxNanos <= 0) {
+				return;
+			}
+			long left = attempt.firstSentOfExchangeNanos() + maxNanos - this.timers.nanoTime();
+			this.durationTimer = this.timers.schedule(this::pastMaxDuration, Math.max(0, left), TimeUnit.NANOSECONDS);
+			if (this.done != OPEN) {
+				// Ended while arming.
+				cancelMaxDuration();
+			}
+		}
+
+		private void pastMaxDuration() {
+			Attempt attempt = this.attempt;
+			if (this.done != OPEN || attempt == null) {
+				return;
+			}
+			cut(attempt.runtime().counters().pastMaxDuration(), "max-duration", "still had its answer streaming "
+					+ attempt.runtime().settings().upstream().maxDuration().toMillis() + " ms after its request");
+		}
+
+		private void cancelMaxDuration() {
+			RequestClock.Timer current = this.durationTimer;
+			if (current != null) {
+				current.cancel();
+			}
 		}
 
 		@Override
@@ -363,6 +407,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		@Override
 		public void onError(Throwable error) {
 			disarm();
+			cancelMaxDuration();
 			if (!end()) {
 				// The upstream connection, let go by the limit, failing the body.
 				return;
@@ -377,6 +422,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		@Override
 		public void onComplete() {
 			disarm();
+			cancelMaxDuration();
 			if (!end()) {
 				return;
 			}
@@ -415,6 +461,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 		public void cancel() {
 			DONE.compareAndSet(this, OPEN, ENDED);
 			disarm();
+			cancelMaxDuration();
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.cancel();
@@ -463,6 +510,7 @@ public final class UpstreamBodyResponse extends ServerHttpResponseDecorator {
 			attempt.clientFault(Outcome.Kind.CLIENT_GONE);
 			counter.increment();
 			disarm();
+			cancelMaxDuration();
 			Subscription upstream = this.upstream;
 			if (upstream != null) {
 				upstream.cancel();

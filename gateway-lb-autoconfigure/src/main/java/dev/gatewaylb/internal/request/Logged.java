@@ -43,19 +43,6 @@ public final class Logged {
 	}
 
 	/**
-	 * Returns the text with its control characters escaped and cut as {@link #text} does,
-	 * but not quoted: for a text that is part of a sentence a log line and the actuator
-	 * show (a peer's reason).
-	 * @param value the text
-	 * @return it escaped and cut
-	 */
-	public static String inline(String value) {
-		String quoted = text(value);
-		return quoted.substring(1, quoted.length() - (quoted.endsWith("...'") ? 4 : 1))
-				+ (quoted.endsWith("...'") ? "..." : "");
-	}
-
-	/**
 	 * Returns whether a character would break or forge a log line: a C0 or C1 control
 	 * character, DEL, or a Unicode line or paragraph separator.
 	 * @param c the character

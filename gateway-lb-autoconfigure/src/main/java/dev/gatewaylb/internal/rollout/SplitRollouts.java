@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
-import dev.gatewaylb.internal.request.Logged;
 import dev.gatewaylb.internal.control.ControlThread;
 import dev.gatewaylb.internal.control.Separately;
 import dev.gatewaylb.rollout.FleetDecisions;
@@ -219,7 +218,7 @@ public final class SplitRollouts {
 			}
 			// A peer's reason is any short text: escaped, so that it cannot forge a log
 			// line or hide in one.
-			apply(track, action, "by " + origin + ((reason != null) ? ": " + Logged.inline(reason) : ""), false);
+			apply(track, action, "by " + origin + ((reason != null) ? ": " + escaped(reason) : ""), false);
 		});
 	}
 
@@ -490,6 +489,25 @@ public final class SplitRollouts {
 		Rollout.Status status = track.status();
 		track.verdict(new Verdict(this.epochMillis.getAsLong(), status.step(), status.percent(), kind, reason,
 				(windows != null) ? windows.canary() : null, (windows != null) ? windows.others() : null));
+	}
+
+	/**
+	 * Returns a peer's text with what could break or forge a log line (C0 and C1 control
+	 * characters, DEL, the Unicode line and paragraph separators) escaped as
+	 * {@code \\uXXXX}, cut at 200 characters; the fleet's inbox bounds it already.
+	 */
+	static String escaped(String text) {
+		StringBuilder escaped = new StringBuilder(Math.min(text.length(), 200));
+		for (int i = 0; i < text.length() && i < 200; i++) {
+			char c = text.charAt(i);
+			if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+				escaped.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+			}
+			else {
+				escaped.append(c);
+			}
+		}
+		return (text.length() > 200) ? escaped.append("...").toString() : escaped.toString();
 	}
 
 }

@@ -28,10 +28,12 @@ import dev.gatewaylb.internal.discovery.DiscoveryRejection;
  * pick
  * @param slowReadersBelowRate clients cut off because they took their answer slower than
  * {@code timeouts.response-write-min-rate}
+ * @param pastMaxDuration answers cut off because they still streamed
+ * {@code timeouts.max-duration} after their request was first sent
  */
 public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, LongAdder saturated, LongAdder failOpen,
 		Map<DiscoveryRejection, LongAdder> discoveryRejected, LongAdder slowReaders, LongAdder slowSenders,
-		LongAdder noEndpoint, LongAdder slowReadersBelowRate) {
+		LongAdder noEndpoint, LongAdder slowReadersBelowRate, LongAdder pastMaxDuration) {
 
 	/**
 	 * Returns fresh counters at 0.
@@ -44,7 +46,7 @@ public record ServiceCounters(LongAdder retried, LongAdder refusedByBudget, Long
 		}
 		return new ServiceCounters(new LongAdder(), new LongAdder(), new LongAdder(), new LongAdder(),
 				Collections.unmodifiableMap(rejected), new LongAdder(), new LongAdder(), new LongAdder(),
-				new LongAdder());
+				new LongAdder(), new LongAdder());
 	}
 
 }

@@ -44,7 +44,7 @@ final class BuiltInDefaults {
 
 	static final TimeoutProperties TIMEOUTS = new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30),
 			Duration.ZERO, Duration.ofSeconds(60), Duration.ofSeconds(60), DataSize.ofKilobytes(1),
-			Duration.ofMillis(250), DataSize.ofKilobytes(1));
+			Duration.ofMillis(250), DataSize.ofKilobytes(1), Duration.ZERO);
 
 	static final TlsProperties TLS = new TlsProperties("");
 

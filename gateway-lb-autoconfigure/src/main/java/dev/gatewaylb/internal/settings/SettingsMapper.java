@@ -194,7 +194,8 @@ final class SettingsMapper {
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::requestBodyMinRate)).toBytes(),
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::happyEyeballs)),
 				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::loopAffinity)) == LoopAffinity.PREFERRED,
-				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::responseWriteMinRate)).toBytes());
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::responseWriteMinRate)).toBytes(),
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::maxDuration)));
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

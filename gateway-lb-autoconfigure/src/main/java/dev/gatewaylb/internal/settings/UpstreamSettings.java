@@ -40,11 +40,14 @@ import org.springframework.core.io.Resource;
  * @param responseWriteMinRate slowest average rate at which the client may take its
  * answer after the grace of {@code responseWriteIdleTimeout}, in bytes per second, 0 for
  * none
+ * @param maxDuration longest an answer may still stream after its request was first sent,
+ * zero for none
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
-		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine, long responseWriteMinRate) {
+		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine, long responseWriteMinRate,
+		Duration maxDuration) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -55,15 +58,16 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 	 * they differ at most in what the request path reads from the service's settings on
 	 * each request, not from its pools: {@link #requestBodyIdleTimeout()},
 	 * {@link #responseWriteIdleTimeout()}, {@link #requestBodyMinRate()} and
-	 * {@link #responseWriteMinRate()}.
+	 * {@link #responseWriteMinRate()} and {@link #maxDuration()}.
 	 * @param other the new settings
 	 * @return whether the pools can be kept
 	 */
 	public boolean sameClientAs(UpstreamSettings other) {
-		return equals(new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout,
-				other.maxIdleTime, other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout,
-				this.requestBodyIdleTimeout, other.trustedCa, other.http2, this.responseWriteIdleTimeout,
-				this.requestBodyMinRate, other.happyEyeballs, other.loopAffine, this.responseWriteMinRate));
+		return equals(
+				new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout, other.maxIdleTime,
+						other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout, this.requestBodyIdleTimeout,
+						other.trustedCa, other.http2, this.responseWriteIdleTimeout, this.requestBodyMinRate,
+						other.happyEyeballs, other.loopAffine, this.responseWriteMinRate, this.maxDuration));
 	}
 
 	/**

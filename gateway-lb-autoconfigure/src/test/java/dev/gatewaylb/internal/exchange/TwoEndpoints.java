@@ -14,13 +14,21 @@ import dev.gatewaylb.internal.runtime.TestRuntimes;
  */
 final class TwoEndpoints implements AutoCloseable {
 
-	final TestRuntimes fixture = new TestRuntimes(Map.of());
+	final TestRuntimes fixture;
 
 	final ServiceRuntime runtime;
 
 	final Snapshot<Member> snapshot;
 
 	TwoEndpoints() {
+		this(Map.of());
+	}
+
+	/**
+	 * The service with these {@code gateway.lb} properties.
+	 */
+	TwoEndpoints(Map<String, Object> properties) {
+		this.fixture = new TestRuntimes(properties);
 		this.fixture.instances.addAll(List.of(TestRuntimes.instance("a", 1), TestRuntimes.instance("b", 1)));
 		this.runtime = this.fixture.runtime("svc");
 		this.snapshot = this.runtime.snapshot();

@@ -3,6 +3,7 @@ package dev.gatewaylb.internal.exchange;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.gatewaylb.internal.upstream.Outcome;
@@ -148,6 +149,46 @@ class UpstreamBodyResponseTests {
 		assertThat(writer.received).isEqualTo(3 + 600);
 		assertThat(this.attempt.runtime().counters().slowReadersBelowRate().sum()).isZero();
 		writer.dispose();
+	}
+
+	@Test
+	void anAnswerStillStreamingAtMaxDurationIsCutAndChargesNobody() {
+		try (TwoEndpoints limited = new TwoEndpoints(Map.of("gateway.lb.defaults.timeouts.max-duration", "10s"))) {
+			ExchangeLease lease = limited.lease();
+			Attempt attempt = limited.attempt(lease, 0);
+			lease.hold(attempt);
+			attempt.requestPrepared(null);
+			attempt.requestSent();
+			attempt.responseReceived(200);
+			IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+			// The timers' clock where the service's stands (the request was sent then).
+			timers.advance(limited.runtime.nanoTime());
+			TricklingWriter writer = new TricklingWriter();
+			// A client that reads steadily (a kilobyte a second, never idle), of a stream
+			// that never ends.
+			new UpstreamBodyResponse(trickled(writer), lease, timers).writeWith(kilobytes(1_000_000)).subscribe();
+			for (int second = 0; second < 9; second++) {
+				timers.advance(1_000_000_000L);
+				writer.take(1);
+			}
+			assertThat(writer.error).as("at 9 s").isNull();
+			timers.advance(2_000_000_000L);
+			assertThat(writer.error).as("past 10 s").isNotNull();
+			assertThat(writer.error.getMessage()).startsWith("max-duration: ");
+			assertThat(attempt.outcome()).isEqualTo(Outcome.Kind.CLIENT_GONE);
+			assertThat(limited.runtime.counters().pastMaxDuration().sum()).isOne();
+			assertThat(limited.snapshot.state(0).consecutiveFailures()).isZero();
+			lease.close();
+		}
+	}
+
+	@Test
+	void withoutMaxDurationNoTimerIsArmedForAnAnswer() {
+		IdleLimitedBodyTests.ManualScheduler timers = new IdleLimitedBodyTests.ManualScheduler();
+		new UpstreamBodyResponse(new MockServerHttpResponse(), this.lease, timers)
+			.writeWith(chunks("a", "b", "c", "d", "e", "f"))
+			.block();
+		assertThat(timers.scheduled()).isZero();
 	}
 
 	/**

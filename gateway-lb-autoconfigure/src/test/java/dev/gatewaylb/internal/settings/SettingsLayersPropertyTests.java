@@ -80,6 +80,8 @@ class SettingsLayersPropertyTests {
 					65536L, "100B", 100L),
 			key("timeouts.response-write-min-rate", (s) -> s.upstream().responseWriteMinRate(), 1024L, "0", 0L, "64KB",
 					65536L, "100B", 100L),
+			key("timeouts.max-duration", (s) -> s.upstream().maxDuration(), Duration.ZERO, "10m",
+					Duration.ofMinutes(10), "0s", Duration.ZERO),
 			key("timeouts.happy-eyeballs", (s) -> s.upstream().happyEyeballs(), Duration.ofMillis(250), "0s",
 					Duration.ZERO, "100ms", Duration.ofMillis(100)),
 			key("tls.trusted-ca", (s) -> subject(s.upstream().trustedCa()), NONE, "classpath:tls/ca.pem",

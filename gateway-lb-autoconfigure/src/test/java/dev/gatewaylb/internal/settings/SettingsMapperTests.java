@@ -75,7 +75,7 @@ class SettingsMapperTests {
 				new BalancerSettings(Algorithm.ROUND_ROBIN, 0, Duration.ofSeconds(10).toNanos()), HashKey.CLIENT_IP,
 				new UpstreamSettings(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(5),
 						Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60), null, false,
-						Duration.ofSeconds(60), 1024, Duration.ofMillis(250), true, 1024),
+						Duration.ofSeconds(60), 1024, Duration.ofMillis(250), true, 1024, Duration.ZERO),
 				new HealthSettings(new OutlierDetection(5, Duration.ofSeconds(30).toNanos(), 50),
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
 								Duration.ofSeconds(2)),
