@@ -59,10 +59,10 @@ public record HealthProperties(@NestedConfigurationProperty @Nullable Passive pa
 	 * to 599; empty counts every 5xx. [502, 503, 504] counts only gateway failures, so
 	 * that requests an application answers with 500 do not eject it. Connect errors,
 	 * resets, timeouts and bodies that break off always count.
-	 * @param latencyFactor Ejects an endpoint whose latency average is more than this
-	 * many times the median of its service's endpoints' averages (with at least 3
-	 * endpoints of 20 samples each), like a failing one. 0 turns it off; otherwise above
-	 * 1.
+	 * @param latencyFactor Ejects an endpoint whose median latency is more than this many
+	 * times the median of its service's endpoints' median latencies (with at least 3
+	 * endpoints of 20 samples each; requests that followed an affinity cookie are no
+	 * samples), like a failing one. 0 turns it off; otherwise above 1.
 	 * @param successRate Ejects an endpoint whose success rate is an outlier among its
 	 * service's endpoints.
 	 * @param failurePercentage Ejects an endpoint whose failure percentage passes a

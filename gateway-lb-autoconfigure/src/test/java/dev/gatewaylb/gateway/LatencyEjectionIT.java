@@ -2,7 +2,9 @@ package dev.gatewaylb.gateway;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
+import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
 import org.junit.jupiter.api.AfterAll;
@@ -19,8 +21,9 @@ import static org.awaitility.Awaitility.await;
  * Latency-based ejection ({@code health.passive.latency-factor}) under 16 concurrent
  * clients: one backend ten times slower than its two peers (20/20/200 ms) is ejected, so
  * that it gets nothing; it comes back, ramping, once it is fast again; and never more
- * endpoints are out than {@code max-ejection-percent} allows. What ejection does for the
- * tail (p99 against the all-healthy p99) is a target of the load benchmarks
+ * endpoints are out than {@code max-ejection-percent} allows; one client's slow requests
+ * sent to one endpoint with its affinity cookie do not eject it. What ejection does for
+ * the tail (p99 against the all-healthy p99) is a target of the load benchmarks
  * ({@code run.sh tail}, docs/benchmarks.md).
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
@@ -33,6 +36,9 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> capped = List.of(TestBackend.start("cap-fast-1"), TestBackend.start("cap-fast-2"),
 			TestBackend.start("cap-fast-3"), TestBackend.start("cap-slow-1"), TestBackend.start("cap-slow-2"));
+
+	static final List<TestBackend> pinned = List.of(TestBackend.start("pin-1"), TestBackend.start("pin-2"),
+			TestBackend.start("pin-3"));
 
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
@@ -49,12 +55,20 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.capped.health.passive.latency-factor", 3)
 			.set("gateway.lb.services.capped.health.passive.max-ejection-percent", 20)
 			.set("gateway.lb.services.capped.health.passive.base-ejection-time", "30s");
+		gateway.route("pinned")
+			.instances("pinned", pinned)
+			.set("gateway.lb.services.pinned.algorithm", "round-robin")
+			.set("gateway.lb.services.pinned.health.passive.latency-factor", 3)
+			.set("gateway.lb.services.pinned.health.passive.base-ejection-time", "30s")
+			.set("gateway.lb.services.pinned.affinity.cookie", "GWLB_EP")
+			.set("gateway.lb.services.pinned.affinity.secret", "the affinity secret, 32 bytes or more");
 	}
 
 	@AfterAll
 	static void stopBackends() {
 		tail.forEach(TestBackend::close);
 		capped.forEach(TestBackend::close);
+		pinned.forEach(TestBackend::close);
 	}
 
 	@Test
@@ -98,6 +112,38 @@ class LatencyEjectionIT extends GatewayIntegrationTest {
 			load.await(1500);
 			assertThat(load.maxEjected()).isEqualTo(1);
 			assertThat(load.failures()).as("client-visible errors: %s", load.failureCauses()).isZero();
+		}
+	}
+
+	@Test
+	void oneClientsSlowRequestsThatFollowItsAffinityCookieDoNotEjectItsEndpoint() {
+		pinned.forEach((backend) -> backend.delay(Duration.ofMillis(20)));
+		// The client's session: the endpoint that answered its first request, named by
+		// the cookie it got.
+		GatewayClient.Answer first = this.client.getNow("/pinned/");
+		String cookie = first.setCookies()
+			.stream()
+			.filter((line) -> line.startsWith("GWLB_EP="))
+			.map((line) -> line.substring(0, line.indexOf(';')))
+			.findFirst()
+			.orElseThrow();
+		TestBackend target = pinned.stream().filter((b) -> b.name().equals(first.backend())).findFirst().orElseThrow();
+		EndpointState endpoint = state("pinned", address(target));
+		long samplesBefore = endpoint.ejectionSamples();
+		// Everyone else: one lane, spread over the three. The client: six lanes of a
+		// request the application answers in 200 ms, all following the cookie, most of
+		// what its endpoint answers.
+		try (ClientLoad others = new ClientLoad(this.client, "/pinned/", 1);
+				ClientLoad slow = new ClientLoad(this.client, "/pinned/?delay=200", 6, () -> ejected("pinned"),
+						(number) -> Map.of("Cookie", cookie))) {
+			ClientLoad.Window window = slow.window(150);
+			assertThat(window.count(target.name())).as("every slow request on its endpoint: %s", window)
+				.isEqualTo(window.size());
+			assertThat(slow.maxEjected()).as("endpoints ejected meanwhile").isZero();
+			assertThat(endpoint.ejections()).isZero();
+			assertThat(endpoint.ejectionSamples() - samplesBefore).as("the others' samples only")
+				.isLessThan(others.served());
+			assertThat(others.failures() + slow.failures()).isZero();
 		}
 	}
 

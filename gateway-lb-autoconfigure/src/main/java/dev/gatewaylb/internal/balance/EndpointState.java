@@ -2,7 +2,10 @@ package dev.gatewaylb.internal.balance;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -54,13 +57,35 @@ public final class EndpointState {
 	private final LongAdder ejections = new LongAdder();
 
 	/**
-	 * Latency samples and their sum since the endpoint joined, for latency-based
-	 * ejection: only ever added to on the request path (two uncontended-cell adds, no
-	 * allocation), read by the control thread, which keeps its own baselines.
+	 * Latency samples and their sum since the endpoint joined, for the locality spill's
+	 * level latencies: only ever added to on the request path (two uncontended-cell adds,
+	 * no allocation), read by the control thread, which keeps its own baselines.
 	 */
 	private final LongAdder latencySamples = new LongAdder();
 
 	private final LongAdder latencyTotalNanos = new LongAdder();
+
+	/**
+	 * How many of the endpoint's latest latency samples latency-based ejection can read:
+	 * a power of two.
+	 */
+	public static final int LATENCY_RING = 128;
+
+	private static final long[] EMPTY_RING = new long[LATENCY_RING];
+
+	static {
+		Arrays.fill(EMPTY_RING, -1);
+	}
+
+	/**
+	 * The latest latency samples latency-based ejection takes its median of: a ring of
+	 * {@value #LATENCY_RING} slots, each sample at the slot of its sequence number
+	 * ({@link #ejectionSamples}); -1 in a slot never written. See
+	 * {@link #addLatencySample} for why it is safe without a lock.
+	 */
+	private final AtomicLongArray latencyRing = new AtomicLongArray(EMPTY_RING);
+
+	private final AtomicLong ejectionSamples = new AtomicLong();
 
 	/**
 	 * Answers and failures counted for success-rate ejection, when it is on.
@@ -128,7 +153,8 @@ public final class EndpointState {
 	}
 
 	/**
-	 * Returns how many latency samples the endpoint has had since it joined.
+	 * Returns how many latency samples the endpoint has had since it joined, all of them
+	 * (for the locality spill).
 	 * @return the count
 	 */
 	public long latencySamples() {
@@ -141,6 +167,37 @@ public final class EndpointState {
 	 */
 	public long latencyTotalNanos() {
 		return this.latencyTotalNanos.sum();
+	}
+
+	/**
+	 * Returns how many latency samples latency-based ejection has had from the endpoint
+	 * since it joined: the sequence number of the next one.
+	 * @return the count
+	 */
+	public long ejectionSamples() {
+		return this.ejectionSamples.get();
+	}
+
+	/**
+	 * Copies the samples of latency-based ejection numbered {@code from} (included) to
+	 * {@code to} (excluded), or the latest {@value #LATENCY_RING} of them when there are
+	 * more, into {@code into}. Control thread only; see {@link #addLatencySample} for
+	 * what a copy taken while samples arrive holds.
+	 * @param from the number of the first sample wanted
+	 * @param to the number after the last one, at most {@link #ejectionSamples()} read
+	 * before
+	 * @param into where to copy them, at least {@value #LATENCY_RING} long
+	 * @return how many were copied, from index 0
+	 */
+	public int copyEjectionSamples(long from, long to, long[] into) {
+		int copied = 0;
+		for (long n = Math.max(from, to - LATENCY_RING); n < to; n++) {
+			long nanos = this.latencyRing.getAcquire((int) n & (LATENCY_RING - 1));
+			if (nanos >= 0) {
+				into[copied++] = nanos;
+			}
+		}
+		return copied;
 	}
 
 	/**
@@ -217,11 +274,29 @@ public final class EndpointState {
 	}
 
 	/**
-	 * Adds a latency sample to the plain sums that latency-based ejection reads.
+	 * Adds a latency sample to the plain sums, and, with {@code ejection}, to the ring of
+	 * samples latency-based ejection reads.
+	 * <p>
+	 * The ring is safe without a lock: a sample takes its sequence number with one atomic
+	 * increment, so two samples never share a number, and is then stored (a release
+	 * write, no allocation) in the slot of that number. The control thread reads the
+	 * count first and then the slots of the numbers below it. A slot whose number was
+	 * taken but not yet stored shows its previous value: -1 (never written, skipped) or a
+	 * sample of the same endpoint {@value #LATENCY_RING} numbers older; a slot
+	 * overwritten meanwhile by a sample numbered after the count shows that newer sample.
+	 * So every value read is a real latency of this endpoint, and at most one per sample
+	 * being recorded at that instant (one per event loop) is from outside the window: a
+	 * median of 20 samples or more moves by at most that many ranks. The count itself is
+	 * exact.
 	 */
-	void addLatencySample(long latencyNanos) {
-		this.latencyTotalNanos.add(Math.max(0, latencyNanos));
+	void addLatencySample(long latencyNanos, boolean ejection) {
+		long nanos = Math.max(0, latencyNanos);
+		this.latencyTotalNanos.add(nanos);
 		this.latencySamples.increment();
+		if (ejection) {
+			long number = this.ejectionSamples.getAndIncrement();
+			this.latencyRing.setRelease((int) number & (LATENCY_RING - 1), nanos);
+		}
 	}
 
 	/**

@@ -79,14 +79,25 @@ public class InFlightGuard {
 
 	/**
 	 * Records the time from {@link #start} to {@code nowNanos} as a latency sample of the
-	 * endpoint, for peak EWMA and latency-based ejection.
+	 * endpoint, for peak EWMA, the locality spill and, when
+	 * {@link #feedsLatencyEjection()}, latency-based ejection.
 	 * @param nowNanos the balancer clock's current time, when the response headers
 	 * arrived
 	 */
 	public void recordLatency(long nowNanos) {
 		long latencyNanos = nowNanos - this.startNanos;
 		this.endpoint.latency.observe(latencyNanos, nowNanos, this.decayNanos);
-		this.endpoint.addLatencySample(latencyNanos);
+		this.endpoint.addLatencySample(latencyNanos, feedsLatencyEjection());
+	}
+
+	/**
+	 * Returns whether this request's latency is a sample of latency-based ejection:
+	 * always, unless a subclass knows better (a request the client steered to its
+	 * endpoint is not the balancer's sample of it).
+	 * @return whether it feeds latency-based ejection
+	 */
+	protected boolean feedsLatencyEjection() {
+		return true;
 	}
 
 	/**

@@ -100,6 +100,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	private final @Nullable SendListener sendListener;
 
 	/**
+	 * Whether the attempt went where the request's affinity cookie led: the client's
+	 * choice of endpoint, so its latency is no sample of latency-based ejection.
+	 */
+	private final boolean followed;
+
+	/**
 	 * The partition of the service's concurrency limit the request counts in, or -1 when
 	 * the service partitions nothing.
 	 */
@@ -131,10 +137,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * @param sendListener told when the request is sent, or {@code null}
 	 * @param partition the partition of the concurrency limit the exchange counts in,
 	 * already counted, or -1
+	 * @param followed whether the endpoint is the one the request's affinity cookie named
 	 */
 	Attempt(EndpointState state, long decayNanos, ServiceRuntime runtime, Member member, ExchangeLease lease,
-			boolean judged, long firstSentNanos, @Nullable SendListener sendListener, int partition) {
+			boolean judged, long firstSentNanos, @Nullable SendListener sendListener, int partition, boolean followed) {
 		super(state, decayNanos);
+		this.followed = followed;
 		this.partition = partition;
 		this.runtime = runtime;
 		this.hedging = runtime.feature(HedgeState.class).hedging();
@@ -364,6 +372,26 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 			}
 		}
 		return true;
+	}
+
+	/**
+	 * Returns whether the attempt's latency is a sample of latency-based ejection: only
+	 * when the service has it on, and never for an attempt that followed an affinity
+	 * cookie. A client holding one cookie could otherwise send all its slow requests (a
+	 * query the application answers slowly) to one endpoint and make it look slow; such
+	 * an attempt still feeds peak EWMA and the locality spill, where it is load the
+	 * endpoint really carries, to be steered around rather than ejected.
+	 */
+	@Override
+	protected boolean feedsLatencyEjection() {
+		return !this.followed && this.runtime.settings().health().passive().ejectsSlowEndpoints();
+	}
+
+	/**
+	 * Returns whether the attempt went where the request's affinity cookie led.
+	 */
+	boolean followed() {
+		return this.followed;
 	}
 
 	@Override

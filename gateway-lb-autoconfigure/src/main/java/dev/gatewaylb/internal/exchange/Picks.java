@@ -121,7 +121,8 @@ final class Picks {
 			Attempt.@Nullable SendListener sendListener) {
 		Snapshot<Member> snapshot = runtime.snapshot();
 		CharSequence key = (snapshot.settings().algorithm() == Algorithm.CONSISTENT_HASH) ? hashKey(runtime) : null;
-		int index = affinity.follow(cookies(), snapshot);
+		int followed = affinity.follow(cookies(), snapshot);
+		int index = followed;
 		if (index < 0 && this.firstTried != null && snapshot.drawsLevels()) {
 			// A retry over priority levels: another endpoint of the level of the one
 			// tried
@@ -141,7 +142,9 @@ final class Picks {
 		if (index < 0) {
 			return null;
 		}
-		Attempt attempt = claim(runtime, snapshot, index, firstSentNanos, sendListener, admission.partition());
+		// Followed only if the admission kept the endpoint the cookie named.
+		Attempt attempt = claim(runtime, snapshot, index, firstSentNanos, sendListener, admission.partition(),
+				followed >= 0 && index == followed);
 		remember(attempt.endpoint().address());
 		this.lease.hold(attempt);
 		return attempt;
@@ -169,13 +172,13 @@ final class Picks {
 			runtime.feature(HedgeState.class).refusedByBudget().increment();
 			return null;
 		}
-		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null, -1);
+		return claim(runtime, snapshot, index, primary.firstSentOfExchangeNanos(), null, -1, false);
 	}
 
 	private Attempt claim(ServiceRuntime runtime, Snapshot<Member> snapshot, int index, long firstSentNanos,
-			Attempt.@Nullable SendListener sendListener, int partition) {
+			Attempt.@Nullable SendListener sendListener, int partition, boolean followed) {
 		return new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), runtime, snapshot.value(index), this.lease,
-				this.judged, firstSentNanos, sendListener, partition);
+				this.judged, firstSentNanos, sendListener, partition, followed);
 	}
 
 	/**

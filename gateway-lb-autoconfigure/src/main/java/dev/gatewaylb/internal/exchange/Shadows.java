@@ -108,7 +108,7 @@ public final class Shadows {
 		}
 		ExchangeLease lease = new ExchangeLease();
 		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), shadow, snapshot.value(index),
-				lease, false, 0, null, -1);
+				lease, false, 0, null, -1, false);
 		lease.hold(attempt);
 		Mono<Integer> answer = shadow.upstream()
 			.client()

@@ -11,30 +11,36 @@ import dev.gatewaylb.internal.balance.Snapshot;
 
 /**
  * Latency-based ejection of one service's endpoints
- * ({@code health.passive.latency-factor}): an endpoint whose latency average is more than
- * {@code latency-factor} times the median of the service's endpoints' averages is ejected
- * like a failing one, through {@link OutlierDetection#eject}, so with the same growing
- * ejection time, the same {@code max-ejection-percent} cap and the same slow-start
- * return.
+ * ({@code health.passive.latency-factor}): an endpoint whose latency is more than
+ * {@code latency-factor} times the median of the service's endpoints' latencies is
+ * ejected like a failing one, through {@link OutlierDetection#eject}, so with the same
+ * growing ejection time, the same {@code max-ejection-percent} cap and the same
+ * slow-start return.
  * <p>
- * An endpoint's average is the plain mean of a window of at least {@value #MIN_SAMPLES}
- * samples taken since its last state change (joining, or the end of an ejection): a
- * window closes at the first evaluation that finds that many samples in it, and its mean
- * then stands until the next window closes. So a busy endpoint's average covers the last
- * evaluation period, and a quiet one's the time it took to collect the samples. The
- * median is taken only over endpoints that are not ejected and have a closed window, and
- * only when there are at least {@value #MIN_ENDPOINTS} of them: with two, "the median" is
- * the slow one's own half.
+ * An endpoint's latency is the <b>median</b> of a window of at least
+ * {@value #MIN_SAMPLES} samples taken since its last state change (joining, or the end of
+ * an ejection), of its latest {@value EndpointState#LATENCY_RING} when the window holds
+ * more: a window closes at the first evaluation that finds that many samples in it, and
+ * its median then stands until the next window closes. So a busy endpoint's latency
+ * covers the end of the last evaluation period, and a quiet one's the time it took to
+ * collect the samples. A median, not a mean: a few extreme samples (one client's slow
+ * queries, a GC pause) cannot move it, whereas 10% of an endpoint's requests 50 times
+ * slower than the rest make its mean six times its usual latency. To move an endpoint's
+ * median, slow requests must be more than half of its window. Requests that followed an
+ * affinity cookie are no samples at all (the client chose their endpoint, not the
+ * balancer), so a client cannot gather its slow requests on one endpoint to become that
+ * half. The median of the endpoints is taken only over endpoints that are not ejected and
+ * have a closed window, and only when there are at least {@value #MIN_ENDPOINTS} of them:
+ * with two, "the median" is the slow one's own half.
  * <p>
  * Concurrency: {@link #evaluate} runs on the control thread only, once an evaluation
- * interval, and is the only reader and writer of the windows; the request path only adds
- * to each endpoint's two sums ({@link EndpointState#latencySamples()},
- * {@link EndpointState#latencyTotalNanos()}) and never sorts, allocates or locks for
- * this. The two sums are read one after the other, not as one snapshot, so a sample that
- * lands in between is counted in one and not yet in the other: an error of one sample in
- * a window of {@value #MIN_SAMPLES} or more, and the next window gets it. The ejection
- * itself races with failure ejections on the event loops; {@link Ejections} makes the cap
- * check and the ejection one atomic step for both.
+ * interval, and is the only reader and writer of the windows and of the scratch array it
+ * sorts; the request path only stores each sample into its endpoint's ring with one
+ * atomic increment ({@link EndpointState#copyEjectionSamples} says what a copy taken
+ * while samples arrive may hold: real samples of the endpoint, a few of them just outside
+ * the window) and never sorts, allocates or locks for this. The ejection itself races
+ * with failure ejections on the event loops; {@link Ejections} makes the cap check and
+ * the ejection one atomic step for both.
  */
 public final class LatencyOutliers {
 
@@ -53,7 +59,12 @@ public final class LatencyOutliers {
 	private double lastMedianNanos = Double.NaN;
 
 	/**
-	 * Closes the windows that have enough samples and ejects the endpoints whose average
+	 * Where a closing window's samples are copied and sorted. Control thread only.
+	 */
+	private final long[] scratch = new long[EndpointState.LATENCY_RING];
+
+	/**
+	 * Closes the windows that have enough samples and ejects the endpoints whose latency
 	 * is an outlier. Runs on the control thread only.
 	 * @param snapshot the service's current endpoints
 	 * @param ejections the ejections of that set
@@ -73,29 +84,29 @@ public final class LatencyOutliers {
 			states.add(snapshot.state(i));
 		}
 		this.windows.keySet().retainAll(states);
-		double[] means = new double[states.size()];
+		double[] latencies = new double[states.size()];
 		int usable = 0;
-		for (int i = 0; i < means.length; i++) {
+		for (int i = 0; i < latencies.length; i++) {
 			EndpointState state = states.get(i);
 			Window window = this.windows.computeIfAbsent(state, Window::new);
-			means[i] = window.update(state, nowNanos);
-			if (!Double.isNaN(means[i])) {
+			latencies[i] = window.update(state, nowNanos, this.scratch);
+			if (!Double.isNaN(latencies[i])) {
 				usable++;
 			}
 		}
 		if (usable < MIN_ENDPOINTS) {
 			return List.of();
 		}
-		this.lastMedianNanos = median(means);
+		this.lastMedianNanos = median(latencies);
 		double threshold = detection.latencyFactor() * this.lastMedianNanos;
 		List<EndpointState> ejected = new ArrayList<>(1);
-		for (int i = 0; i < means.length; i++) {
-			if (means[i] > threshold) {
+		for (int i = 0; i < latencies.length; i++) {
+			if (latencies[i] > threshold) {
 				EndpointState state = states.get(i);
 				if (detection.eject(state, snapshot, ejections, nowNanos)) {
 					// Marks the window ejected: samples of requests still in flight are
 					// dropped, and a fresh window starts on its return.
-					this.windows.get(state).update(state, nowNanos);
+					this.windows.get(state).update(state, nowNanos, this.scratch);
 					ejected.add(state);
 				}
 			}
@@ -104,18 +115,19 @@ public final class LatencyOutliers {
 	}
 
 	/**
-	 * Returns the average of the window that last closed for {@code endpoint}, for the
-	 * actuator and tests.
+	 * Returns the latency (the median of its samples) of the window that last closed for
+	 * {@code endpoint}, for tests.
 	 * @param endpoint the endpoint's state
 	 * @return nanoseconds, or NaN when none is usable
 	 */
-	public double average(EndpointState endpoint) {
+	public double latency(EndpointState endpoint) {
 		Window window = this.windows.get(endpoint);
-		return (window != null) ? window.mean : Double.NaN;
+		return (window != null) ? window.latency : Double.NaN;
 	}
 
 	/**
-	 * Returns the median the last evaluation with enough endpoints found.
+	 * Returns the median of the endpoints' latencies the last evaluation with enough
+	 * endpoints found.
 	 * @return nanoseconds, or NaN before the first
 	 */
 	public double lastMedianNanos() {
@@ -137,15 +149,27 @@ public final class LatencyOutliers {
 	}
 
 	/**
+	 * Sorts the first {@code count} values in place and returns their median.
+	 * @param values the values, the first {@code count} of them sorted on return
+	 * @param count how many, at least 1
+	 * @return the median, the mean of the two middle values for an even count
+	 */
+	static double median(long[] values, int count) {
+		Arrays.sort(values, 0, count);
+		return (count % 2 == 1) ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2.0;
+	}
+
+	/**
 	 * One endpoint's current window, as the control thread keeps it.
 	 */
 	private static final class Window {
 
-		private long baseSamples;
+		/**
+		 * The number of the window's first sample.
+		 */
+		private long base;
 
-		private long baseTotalNanos;
-
-		private double mean = Double.NaN;
+		private double latency = Double.NaN;
 
 		private boolean ejected;
 
@@ -156,11 +180,11 @@ public final class LatencyOutliers {
 		}
 
 		/**
-		 * Closes the window if it holds enough samples, and returns the average that
+		 * Closes the window if it holds enough samples, and returns the latency that
 		 * stands, or NaN while the endpoint is ejected or has no closed window since its
 		 * last state change.
 		 */
-		double update(EndpointState state, long nowNanos) {
+		double update(EndpointState state, long nowNanos, long[] scratch) {
 			if (state.isEjected(nowNanos)) {
 				// Ejected (for failures or latency): what its last requests took says
 				// nothing about how it serves after its return.
@@ -172,20 +196,20 @@ public final class LatencyOutliers {
 				this.ejected = false;
 				restart(state);
 			}
-			long samples = state.latencySamples() - this.baseSamples;
-			if (samples >= MIN_SAMPLES) {
-				long total = state.latencyTotalNanos();
-				this.mean = (double) (total - this.baseTotalNanos) / samples;
-				this.baseSamples += samples;
-				this.baseTotalNanos = total;
+			long count = state.ejectionSamples();
+			if (count - this.base >= MIN_SAMPLES) {
+				int copied = state.copyEjectionSamples(this.base, count, scratch);
+				if (copied > 0) {
+					this.latency = median(scratch, copied);
+				}
+				this.base = count;
 			}
-			return this.mean;
+			return this.latency;
 		}
 
 		void restart(EndpointState state) {
-			this.baseSamples = state.latencySamples();
-			this.baseTotalNanos = state.latencyTotalNanos();
-			this.mean = Double.NaN;
+			this.base = state.ejectionSamples();
+			this.latency = Double.NaN;
 		}
 
 	}

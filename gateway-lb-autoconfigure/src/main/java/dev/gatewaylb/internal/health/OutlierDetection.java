@@ -26,9 +26,9 @@ import dev.gatewaylb.internal.balance.Snapshot;
  * @param baseEjectionNanos the first ejection's length
  * @param maxEjectionPercent the most of the set that may be ejected at once
  * @param failureStatuses the upstream statuses that count as a failure
- * @param latencyFactor how many times the median latency average of the service's
- * endpoints makes an endpoint's average an outlier ({@link LatencyOutliers}); 0 turns
- * latency-based ejection off
+ * @param latencyFactor how many times the median of the service's endpoints' median
+ * latencies makes an endpoint's median latency an outlier ({@link LatencyOutliers}); 0
+ * turns latency-based ejection off
  * @param successRate success-rate ejection ({@link SuccessRateOutliers})
  * @param failurePercentage failure-percentage ejection ({@link SuccessRateOutliers})
  */

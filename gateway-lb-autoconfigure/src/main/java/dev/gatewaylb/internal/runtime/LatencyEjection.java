@@ -17,10 +17,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * Latency-based ejection ({@code health.passive.latency-factor}), the
  * {@code latency-ejection} job: every {@link #INTERVAL} on the control thread, each
- * service's endpoints' latency averages are held against their median
- * ({@link LatencyOutliers}), never on the request path, which only adds to each
- * endpoint's latency sums. An ejection goes through the same atomic cap as a failure's on
- * an event loop, and asks the balancer for a rebuild.
+ * service's endpoints' median latencies are held against their median
+ * ({@link LatencyOutliers}), never on the request path, which only stores each sample in
+ * its endpoint's ring of latest samples. An ejection goes through the same atomic cap as
+ * a failure's on an event loop, and asks the balancer for a rebuild.
  */
 final class LatencyEjection {
 
@@ -60,7 +60,7 @@ final class LatencyEjection {
 		long now = this.control.nanoTime();
 		for (EndpointState state : latency.evaluate(runtime.snapshot(), runtime.ejections(), detection, now)) {
 			logger.warn("Ejected " + state.address() + " of service " + runtime.id() + " for "
-					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms: its latency average is more than "
+					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms: its median latency is more than "
 					+ detection.latencyFactor() + " times the median of the service's endpoints, "
 					+ Math.round(latency.lastMedianNanos() / 1_000) / 1000.0 + " ms");
 			runtime.balancer().reevaluateLater();

@@ -2,12 +2,14 @@ package dev.gatewaylb.internal.exchange;
 
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
 import dev.gatewaylb.internal.affinity.AffinityOutcome;
 import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.affinity.core.EndpointCookie;
+import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.upstream.Outcome;
@@ -295,6 +297,55 @@ class ProxiedExchangeTests {
 		finally {
 			service.close();
 		}
+	}
+
+	@Test
+	void slowRequestsThatFollowedAnAffinityCookieCannotEjectTheirEndpoint() {
+		String secret = "the affinity secret, 32 bytes or more";
+		ScriptedExchanges service = new ScriptedExchanges(
+				Map.of("gateway.lb.defaults.affinity.cookie", "GWLB_EP", "gateway.lb.defaults.affinity.secret", secret,
+						"gateway.lb.defaults.health.passive.latency-factor", "3"),
+				"a", "b", "c");
+		try {
+			Snapshot<Member> snapshot = service.snapshot();
+			int b = 0;
+			while (!snapshot.endpoint(b).address().startsWith("10.0.0.2:")) {
+				b++;
+			}
+			EndpointState endpoint = snapshot.state(b);
+			// Everyone, without a cookie: 20 ms everywhere, 25 samples per endpoint.
+			for (int i = 0; i < 75; i++) {
+				exchange(service, service.start(HttpMethod.GET), Duration.ofMillis(20));
+			}
+			assertThat(endpoint.ejectionSamples()).isEqualTo(25);
+			// One client with b's cookie: 30 requests that take 200 ms, all to b.
+			String cookie = new EndpointCookie("svc", secret.getBytes(StandardCharsets.UTF_8), List.of(), 86_400,
+					() -> service.fixture.control.requestClock().currentTimeMillis() / 1000)
+				.sign(snapshot.id(b));
+			for (int i = 0; i < 30; i++) {
+				ScriptedExchanges.Run run = service.start(HttpMethod.GET, HttpHeaders.COOKIE, "GWLB_EP=" + cookie);
+				assertThat(run.endpoints()).containsExactly("10.0.0.2");
+				assertThat(run.send(0).attempt.followed()).isTrue();
+				exchange(service, run, Duration.ofMillis(200));
+			}
+			service.fixture.advance(Duration.ofSeconds(2));
+			assertThat(endpoint.ejectionSamples()).as("no ejection sample from a followed request").isEqualTo(25);
+			assertThat(endpoint.latencySamples()).as("still a latency sample (peak EWMA, locality spill)")
+				.isEqualTo(55);
+			assertThat(endpoint.isEjected(service.fixture.clock.get())).isFalse();
+			assertThat(endpoint.ejections()).isZero();
+		}
+		finally {
+			service.close();
+		}
+	}
+
+	private static void exchange(ScriptedExchanges service, ScriptedExchanges.Run run, Duration latency) {
+		run.send(0).sent();
+		service.fixture.advance(latency);
+		run.send(0).answers(200);
+		run.send(0).completes();
+		run.end();
 	}
 
 }

@@ -44,7 +44,7 @@ final class TwoEndpoints implements AutoCloseable {
 	 */
 	Attempt attempt(ExchangeLease lease, int index) {
 		return new Attempt(this.snapshot.claim(index), this.snapshot.ewmaDecayNanos(), this.runtime,
-				this.snapshot.value(index), lease, false, 0, null, -1);
+				this.snapshot.value(index), lease, false, 0, null, -1, false);
 	}
 
 	@Override

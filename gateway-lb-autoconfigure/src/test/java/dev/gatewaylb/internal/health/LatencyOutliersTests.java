@@ -39,6 +39,12 @@ class LatencyOutliersTests {
 	}
 
 	@Test
+	void medianOfTheFirstSamples() {
+		assertThat(LatencyOutliers.median(new long[] { 200, 20, 21, 99 }, 3)).isEqualTo(21);
+		assertThat(LatencyOutliers.median(new long[] { 4, 1, 3, 2 }, 4)).isEqualTo(2.5);
+	}
+
+	@Test
 	void ejectsAnEndpointSlowerThanTheFactorTimesTheMedian() {
 		Balancer<Endpoint> balancer = balancer(4);
 		Snapshot<Endpoint> snapshot = balancer.snapshot();
@@ -55,12 +61,56 @@ class LatencyOutliersTests {
 	}
 
 	@Test
+	void oneClientsTenPercentOfSamplesAtFiftyTimesTheLatencyDoNotEjectItsEndpoint() {
+		// Five endpoints at 20 ms; on the first, one client's slow query is 10% of the
+		// samples, at 1 s. Their mean would be 118 ms, more than 3 x 20 ms; their median
+		// is 20 ms.
+		Balancer<Endpoint> balancer = balancer(5);
+		Snapshot<Endpoint> snapshot = balancer.snapshot();
+		for (int round = 0; round < 10; round++) {
+			sample(snapshot, 0, 9, 20);
+			sample(snapshot, 0, 1, 1000);
+			for (int i = 1; i < 5; i++) {
+				sample(snapshot, i, 10, 20);
+			}
+		}
+		assertThat(evaluate(balancer)).isEmpty();
+		assertThat(this.outliers.latency(snapshot.state(0))).isEqualTo(20 * MS);
+		assertThat(this.outliers.lastMedianNanos()).isEqualTo(20 * MS);
+	}
+
+	@Test
+	void anEndpointSlowForMostOfItsRequestsIsStillEjected() {
+		Balancer<Endpoint> balancer = balancer(5);
+		Snapshot<Endpoint> snapshot = balancer.snapshot();
+		sample(snapshot, 0, 40, 20);
+		sample(snapshot, 0, 60, 1000);
+		for (int i = 1; i < 5; i++) {
+			sample(snapshot, i, 100, 20);
+		}
+		assertThat(evaluate(balancer)).containsExactly(snapshot.state(0));
+	}
+
+	@Test
+	void aBusyEndpointsLatencyIsTheMedianOfItsLatestSamples() {
+		Balancer<Endpoint> balancer = balancer(3);
+		Snapshot<Endpoint> snapshot = balancer.snapshot();
+		// Slow at the start of the window, fast for the last 128 samples of it.
+		sample(snapshot, 0, 200, 200);
+		sample(snapshot, 0, EndpointState.LATENCY_RING, 21);
+		sample(snapshot, 1, 20, 20);
+		sample(snapshot, 2, 20, 20);
+		assertThat(evaluate(balancer)).isEmpty();
+		assertThat(this.outliers.latency(snapshot.state(0))).isEqualTo(21 * MS);
+	}
+
+	@Test
 	void needsTheMinimumSamplesInEveryCountedWindow() {
 		Balancer<Endpoint> balancer = balancer(3);
 		Snapshot<Endpoint> snapshot = balancer.snapshot();
 		samples(snapshot, 19, 20, 20, 200);
 		assertThat(evaluate(balancer)).isEmpty();
-		assertThat(this.outliers.average(snapshot.state(2))).isNaN();
+		assertThat(this.outliers.latency(snapshot.state(2))).isNaN();
 		// One more sample each closes the windows, which then hold 20 samples.
 		samples(snapshot, 1, 20, 20, 200);
 		assertThat(evaluate(balancer)).containsExactly(snapshot.state(2));
@@ -94,7 +144,7 @@ class LatencyOutliersTests {
 		evaluate(balancer);
 		samples(snapshot, 20, 20, 20, 21);
 		assertThat(evaluate(balancer)).isEmpty();
-		assertThat(this.outliers.average(snapshot.state(2))).isEqualTo(21 * MS);
+		assertThat(this.outliers.latency(snapshot.state(2))).isEqualTo(21 * MS);
 	}
 
 	@Test
