@@ -16,10 +16,12 @@ import org.jspecify.annotations.Nullable;
  * The partitions of one service's concurrency limit ({@code concurrency.partitions}), as
  * Netflix's partitioned limiter shares one: each partition is guaranteed its share of the
  * service's limit (at least one request), and the rest, what the shares leave, is the
- * share of requests of no listed partition. A request of a partition under its share is
- * admitted even when every endpoint is at its limit; one over it only while the service
- * is under its limit and an endpoint has room, so shedding starts with the partitions
- * over their shares, and a partition may use what the others leave idle.
+ * share of requests of no listed partition. A request of a partition under the places it
+ * is owed (its share, and a burst allowance while its demand fits the share:
+ * {@link #underShare}) is admitted even when every endpoint is at its limit; one over
+ * them only while the service is under its limit and an endpoint has room, so shedding
+ * starts with the partitions over their shares, and a partition may use what the others
+ * leave idle.
  * <p>
  * With {@code concurrency.max-wait}, a request that would be shed waits for a place in
  * its partition's queue instead ({@link #await}); a request that ends wakes one waiter,
@@ -428,8 +430,9 @@ public final class Partitions {
 
 	/**
 	 * Sets the service's limit, the sum of its endpoints' limits: the control thread
-	 * writes it. A limit that rose wakes as many waiters as it added places: no request
-	 * ending would.
+	 * writes it, each tick. Each tick also samples each partition's requests in flight,
+	 * admissions and refusals into its demand, and publishes the places each is owed. A
+	 * limit that rose wakes as many waiters as it added places: no request ending would.
 	 * @param limit the limit, 0 while none is known
 	 */
 	public void serviceLimit(long limit) {
