@@ -1092,6 +1092,11 @@ write_overload_config() {
 					echo "gateway.lb.services.$service.concurrency.partitions.critical=0.8"
 					echo "gateway.lb.services.$service.concurrency.partitions.batch=0.2"
 					echo "gateway.lb.services.$service.concurrency.max-wait=$OVERLOAD_MAX_WAIT"
+					# One load client stands for many users: its header names the
+					# partition only from a trusted peer, and its waiters may fill the
+					# queue (max-wait-per-client, issue 40).
+					echo "gateway.lb.trusted-proxies=127.0.0.1/32,::1/128"
+					echo "gateway.lb.services.$service.concurrency.max-wait-per-client=1"
 					;;
 				*) echo "gateway.lb.services.$service.concurrency.limit=$variant" ;;
 			esac
@@ -1713,6 +1718,8 @@ write_soak_config() {
 		echo "gateway.lb.services.soak.concurrency.partition-by=header:X-Priority"
 		echo "gateway.lb.services.soak.concurrency.partitions.critical=0.8"
 		echo "gateway.lb.services.soak.concurrency.partitions.batch=0.2"
+		echo "gateway.lb.trusted-proxies=127.0.0.1/32,::1/128"
+		echo "gateway.lb.services.soak.concurrency.max-wait-per-client=1"
 		echo "gateway.lb.services.soak.locality.enabled=true"
 		echo "gateway.lb.services.soak.retry.attempts=1"
 		echo "management.endpoints.web.exposure.include=gatewaylb,metrics,health"

@@ -22,14 +22,20 @@ import org.jspecify.annotations.Nullable;
  * @param maxLimit Highest limit an endpoint's algorithm may set.
  * @param partitionBy Where a request's partition name comes from: header:NAME,
  * cookie:NAME or client-ip, spelt as hash-key. Empty puts every request in one partition.
+ * A header or a cookie is taken only from a request whose peer is in trusted-proxies; any
+ * other request is of no listed partition.
  * @param partitions Share of the service's limit each partition is guaranteed, by
  * partition name, each above 0, summing to at most 1; the rest is for requests of no
- * listed partition. A partition under its share is never shed; shedding starts with the
- * partitions over theirs.
+ * listed partition. A partition under its share is never shed, nor one whose demand fits
+ * its share within a burst allowance past it; shedding starts with the partitions over
+ * theirs.
  * @param maxWait How long a request that finds every endpoint at its limit may wait for a
  * place before it is shed; 0s sheds it at once. Waiters are woken as requests end, those
  * of the partition furthest under its share first; at most a partition's share of the
  * limit waits.
+ * @param maxWaitPerClient Share of the wait queue (max-wait) one client address (an IPv6
+ * one by its /64) may hold, above 0, at most 1; at least one waiter each. A client's
+ * requests past it are shed at once rather than wait.
  * @param dropStatuses Endpoint answers whose status counts as a drop for the limit
  * algorithms, as timeouts and connection failures always do. A list given replaces the
  * default, 503 and 504: an application's 500, which a client can provoke at will, is no
@@ -37,7 +43,8 @@ import org.jspecify.annotations.Nullable;
  */
 public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @Nullable Integer initialLimit,
 		@Nullable Integer minLimit, @Nullable Integer maxLimit, @Nullable String partitionBy,
-		@Nullable Map<String, Double> partitions, @Nullable Duration maxWait, @Nullable List<Integer> dropStatuses) {
+		@Nullable Map<String, Double> partitions, @Nullable Duration maxWait, @Nullable Double maxWaitPerClient,
+		@Nullable List<Integer> dropStatuses) {
 
 	/**
 	 * The longest wait for a place: a wait is for a burst to pass, not for an overload.
@@ -51,6 +58,11 @@ public record ConcurrencyProperties(@Nullable ConcurrencyLimitAlgorithm limit, @
 		if (maxWait != null && (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0)) {
 			throw new IllegalArgumentException(
 					"max-wait: " + maxWait + " (expected: from 0s, shed at once, to " + MAX_WAIT.toSeconds() + "s)");
+		}
+		// NaN fails both comparisons.
+		if (maxWaitPerClient != null && !(maxWaitPerClient > 0 && maxWaitPerClient <= 1)) {
+			throw new IllegalArgumentException("max-wait-per-client: " + maxWaitPerClient
+					+ " (expected: a share of the wait queue above 0, at most 1, e.g. 0.1)");
 		}
 		if (dropStatuses != null) {
 			for (Integer status : dropStatuses) {

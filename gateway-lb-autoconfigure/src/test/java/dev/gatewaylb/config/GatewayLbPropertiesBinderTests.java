@@ -118,6 +118,8 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.defaults.concurrency.partitions.batch                | 0      | gateway.lb.defaults.concurrency            | partitions.batch: 0.0 (expected: a share of the limit above 0, at most 1, e.g. 0.8)
 					gateway.lb.services.catalog.concurrency.max-wait                | 20s    | gateway.lb.services.catalog.concurrency    | max-wait: PT20S (expected: from 0s, shed at once, to 10s)
 					gateway.lb.defaults.concurrency.max-wait                        | -1s    | gateway.lb.defaults.concurrency            | max-wait: PT-1S (expected: from 0s, shed at once, to 10s)
+					gateway.lb.services.catalog.concurrency.max-wait-per-client     | 1.5    | gateway.lb.services.catalog.concurrency    | max-wait-per-client: 1.5 (expected: a share of the wait queue above 0, at most 1, e.g. 0.1)
+					gateway.lb.defaults.concurrency.max-wait-per-client             | 0      | gateway.lb.defaults.concurrency            | max-wait-per-client: 0.0 (expected: a share of the wait queue above 0, at most 1, e.g. 0.1)
 					gateway.lb.defaults.concurrency.drop-statuses                   | 600    | gateway.lb.defaults.concurrency            | drop-statuses: 600 (expected: HTTP statuses, 100 to 599, e.g. 503, 504)
 					gateway.lb.services.catalog.mirror.strip-headers                | a b    | gateway.lb.services.catalog.mirror         | strip-headers: a b (expected: header names, e.g. Authorization, Cookie)
 					gateway.lb.actuator.allowed-hosts                               | http://gw.example | gateway.lb.actuator | allowed-hosts[0]: 'http://gw.example' (expected: a host name, or *.domain for the names under it, without scheme or port)

@@ -67,6 +67,8 @@ class OverloadIT extends GatewayIntegrationTest {
 	static void gateway(DynamicPropertyRegistry registry) {
 		TestGateway gateway = TestGateway.properties(registry);
 		gateway.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus");
+		// The test's client is a trusted proxy: partition-by takes its header.
+		gateway.set("gateway.lb.trusted-proxies", "127.0.0.1/32");
 		gateway.route("limited")
 			.instances("limited", limited)
 			.set("gateway.lb.services.limited.concurrency.limit", "gradient2")
@@ -180,6 +182,12 @@ class OverloadIT extends GatewayIntegrationTest {
 				int sent = i + 1;
 				await().atMost(Duration.ofSeconds(10)).until(() -> held(partitioned) == sent);
 			}
+			// Three in flight for a share of one: once its load (averaged over about a
+			// second) is past its share, batch is owed its share only, no burst
+			// allowance.
+			int batchIndex = overload.partitions().indexOf("batch");
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> overload.partitions().report().get(batchIndex).owed() == 1);
 			GatewayClient.Answer shed = this.client.getNow("/partitioned/b3?hold=1", Map.of("X-Class", "batch"));
 			assertThat(shed.status()).as("batch, past its share, every endpoint at its limit").isEqualTo(503);
 			assertThat(shed.retryAfter()).isEqualTo("1");

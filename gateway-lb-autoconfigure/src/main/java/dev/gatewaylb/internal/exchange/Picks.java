@@ -1,6 +1,7 @@
 package dev.gatewaylb.internal.exchange;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -241,11 +242,32 @@ final class Picks {
 
 	/**
 	 * Returns the request's partition name of the service's limit
-	 * ({@code concurrency.partition-by}), read where a hash key would be.
+	 * ({@code concurrency.partition-by}), read where a hash key would be. A header or a
+	 * cookie is taken only from a request whose connection's peer is a trusted proxy
+	 * ({@code gateway.lb.trusted-proxies}); any other request is of no listed partition
+	 * (the rest): a client that could name its partition could name the one with the
+	 * largest share, and a partition under its share is admitted past the limits. The
+	 * client's address ({@code client-ip}) is resolved through the trusted proxies
+	 * already.
 	 */
 	private @Nullable CharSequence partitionName(ServiceRuntime runtime) {
 		HashKey source = runtime.settings().concurrency().partitionBy();
-		return (source != null) ? keyValue(source) : null;
+		if (source == null || (source.source() != HashKey.Source.CLIENT_IP && !peerTrusted())) {
+			return null;
+		}
+		return keyValue(source);
+	}
+
+	/**
+	 * Returns whether the connection's peer is one of the trusted proxies.
+	 */
+	private boolean peerTrusted() {
+		if (this.trustedProxies.isEmpty()) {
+			return false;
+		}
+		InetSocketAddress peer = this.exchange.getRequest().getRemoteAddress();
+		InetAddress address = (peer != null) ? peer.getAddress() : null;
+		return address != null && Cidr.anyContains(this.trustedProxies, address);
 	}
 
 	/**

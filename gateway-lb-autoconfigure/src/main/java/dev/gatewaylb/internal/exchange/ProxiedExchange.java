@@ -257,13 +257,15 @@ public final class ProxiedExchange {
 		Attempt attempt = this.picks.pick(runtime, this.affinity, this.admission, this.firstSentNanos, null);
 		if (attempt == null) {
 			if (this.admission.shed()) {
-				return this.admission.shedOrWait(this.exchange.getRequest(), runtime.clock(), () -> {
-					// The pick after a wait follows the affinity cookie again: the
-					// endpoint
-					// it names may be the one with a place now.
-					this.affinity.again();
-					return next(runtime);
-				}, () -> shed(runtime));
+				return this.admission.shedOrWait(this.exchange.getRequest(), this.picks.clientAddress(),
+						runtime.clock(), () -> {
+							// The pick after a wait follows the affinity cookie again:
+							// the
+							// endpoint
+							// it names may be the one with a place now.
+							this.affinity.again();
+							return next(runtime);
+						}, () -> shed(runtime));
 			}
 			return Mono.error(noEndpoint(runtime));
 		}

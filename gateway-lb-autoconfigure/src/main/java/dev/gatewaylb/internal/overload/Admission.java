@@ -1,5 +1,8 @@
 package dev.gatewaylb.internal.overload;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -106,14 +109,36 @@ public class Admission {
 	 * passes a wake it got on to the next waiter.
 	 * @param request the request, whose connection's event loop the pick after a wait
 	 * runs on
+	 * @param client the client's address as resolved through the trusted proxies, or
+	 * {@code null}: at most {@code concurrency.max-wait-per-client} of the wait queue is
+	 * one client's (an IPv6 address by its /64, which one host or home may fill)
 	 * @param clock the request clock, whose timer is the deadline
 	 * @param pickAgain the exchange's next pick
 	 * @param shed the exchange's answer to a shed request
 	 * @return what the exchange does
 	 */
-	public Mono<Void> shedOrWait(ServerHttpRequest request, RequestClock clock, Supplier<Mono<Void>> pickAgain,
-			Supplier<Mono<Void>> shed) {
+	public Mono<Void> shedOrWait(ServerHttpRequest request, @Nullable InetAddress client, RequestClock clock,
+			Supplier<Mono<Void>> pickAgain, Supplier<Mono<Void>> shed) {
 		return shed.get();
+	}
+
+	/**
+	 * Returns the key a client's waiters are counted by: its address, an IPv6 one's /64
+	 * (a host may take any address of its prefix). No DNS query: an address from bytes.
+	 */
+	static @Nullable Object clientKey(@Nullable InetAddress client) {
+		if (client instanceof Inet6Address) {
+			byte[] bytes = client.getAddress();
+			java.util.Arrays.fill(bytes, 8, 16, (byte) 0);
+			try {
+				return InetAddress.getByAddress(bytes);
+			}
+			catch (UnknownHostException ex) {
+				// Sixteen bytes are always an address.
+				throw new IllegalStateException(ex);
+			}
+		}
+		return client;
 	}
 
 	/**
@@ -202,6 +227,9 @@ public class Admission {
 				if (index >= 0) {
 					partitions.acquire(partition);
 				}
+				else if (index == Snapshot.AT_LIMIT) {
+					partitions.refused(partition);
+				}
 			}
 			this.partition = (index >= 0) ? partition : -1;
 			this.shedPartition = partition;
@@ -225,8 +253,8 @@ public class Admission {
 		}
 
 		@Override
-		public Mono<Void> shedOrWait(ServerHttpRequest request, RequestClock clock, Supplier<Mono<Void>> pickAgain,
-				Supplier<Mono<Void>> shed) {
+		public Mono<Void> shedOrWait(ServerHttpRequest request, @Nullable InetAddress client, RequestClock clock,
+				Supplier<Mono<Void>> pickAgain, Supplier<Mono<Void>> shed) {
 			long maxWait = this.state.settings().maxWait().toNanos();
 			if (maxWait == 0) {
 				return shed.get();
@@ -247,8 +275,11 @@ public class Admission {
 			// A woken waiter is handed over once: by its pick, or, when its client left
 			// before the wake arrived, by the cancellation, which passes the wake on.
 			AtomicBoolean handedOver = new AtomicBoolean();
+			Object clientKey = clientKey(client);
+			double perClient = this.state.settings().maxWaitPerClient();
 			return Mono.<Boolean>create((sink) -> {
-				Partitions.Waiter waiter = partitions.await(queue, again, () -> onLoop(loop, () -> sink.success(true)));
+				Partitions.Waiter waiter = partitions.await(queue, again, clientKey, perClient,
+						() -> onLoop(loop, () -> sink.success(true)));
 				if (waiter == null) {
 					sink.success(false);
 					return;

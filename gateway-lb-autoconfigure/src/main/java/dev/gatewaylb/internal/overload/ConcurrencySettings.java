@@ -24,18 +24,19 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * name
  * @param maxWait how long a request that finds every endpoint at its limit waits for a
  * place before it is shed, zero to shed it at once
+ * @param maxWaitPerClient the share of the wait queue one client's requests may hold
  * @param dropStatuses the endpoint answers whose status is a drop for the limit
  * algorithms, one bit per status from 0 to 599 (a lookup without boxing on the event
  * loop)
  */
 public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey partitionBy,
-		Map<String, Double> partitions, Duration maxWait, BitSet dropStatuses) {
+		Map<String, Double> partitions, Duration maxWait, double maxWaitPerClient, BitSet dropStatuses) {
 
 	/**
 	 * No limits, no partitions.
 	 */
 	public static final ConcurrencySettings NONE = new ConcurrencySettings(ConcurrencyLimits.NONE, null, Map.of(),
-			Duration.ZERO, statuses(List.of(503, 504)));
+			Duration.ZERO, 0.1, statuses(List.of(503, 504)));
 
 	public ConcurrencySettings {
 		Objects.requireNonNull(limits, "limits");
@@ -80,7 +81,7 @@ public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey pa
 	 * no entries, is the mapper's.
 	 */
 	public static final ConcurrencyProperties BUILT_IN = new ConcurrencyProperties(ConcurrencyLimitAlgorithm.NONE, 20,
-			1, 500, "", null, Duration.ZERO, List.of(503, 504));
+			1, 500, "", null, Duration.ZERO, 0.1, List.of(503, 504));
 
 	/**
 	 * Maps a service's {@code concurrency} block, or rejects bounds that do not stand to
@@ -117,6 +118,7 @@ public record ConcurrencySettings(ConcurrencyLimits limits, @Nullable HashKey pa
 				partitionBy.isEmpty() ? null : HashKey.parse("partition-by", partitionBy),
 				concurrency.find(ConcurrencyProperties::partitions, Map.of()),
 				concurrency.get(ConcurrencyProperties::maxWait),
+				concurrency.get(ConcurrencyProperties::maxWaitPerClient),
 				statuses(concurrency.get(ConcurrencyProperties::dropStatuses)));
 	}
 

@@ -101,9 +101,14 @@ class ConcurrencyLimitExchangeTests {
 		Map<String, Object> partitioned = new java.util.HashMap<>(LIMITED);
 		partitioned.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
 		partitioned.put("gateway.lb.defaults.concurrency.partitions.critical", "0.5");
+		partitioned.put("gateway.lb.trusted-proxies", "192.0.2.0/24");
 		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a", "b")) {
 			limitEveryEndpointTo(service, 2);
-			// A service limit of 4: critical is guaranteed 2, the rest 2.
+			// A service limit of 4: critical is guaranteed 2, the rest 2. Both were
+			// offered requests and admitted none: demands past their shares, so neither
+			// is owed a burst allowance, only its share.
+			service.runtime.feature(OverloadState.class).partitions().refused(0);
+			service.runtime.feature(OverloadState.class).partitions().refused(1);
 			service.runtime.feature(OverloadState.class).partitions().serviceLimit(4);
 			List<ScriptedExchanges.Run> rest = new ArrayList<>();
 			for (int i = 0; i < 5; i++) {
@@ -137,6 +142,107 @@ class ConcurrencyLimitExchangeTests {
 		}
 	}
 
+	/**
+	 * Issue 40: with {@code critical: 0.8}, {@code batch: 0.2}, half the requests each,
+	 * at 150% of the capacity and no {@code max-wait}, a share counted only in requests
+	 * in flight shed a tenth of critical's requests. Three endpoints with a fixed limit
+	 * of 6 (a service limit of 18: critical is owed 15 places), every request served in
+	 * 20 ms, so that the capacity is 900 requests a second; Poisson arrivals at 1,350 a
+	 * second for 12 s of the manual clock, the first 2 s not counted.
+	 */
+	@Test
+	void atOneAndAHalfTimesTheCapacityAPartitionWhoseLoadFitsItsShareKeeps98PercentWithoutWaiting() {
+		Map<String, Object> properties = new java.util.HashMap<>();
+		properties.put("gateway.lb.defaults.concurrency.limit", "fixed");
+		properties.put("gateway.lb.defaults.concurrency.initial-limit", "6");
+		properties.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
+		properties.put("gateway.lb.defaults.concurrency.partitions.critical", "0.8");
+		properties.put("gateway.lb.defaults.concurrency.partitions.batch", "0.2");
+		properties.put("gateway.lb.trusted-proxies", "192.0.2.0/24");
+		try (ScriptedExchanges service = new ScriptedExchanges(properties, "a", "b", "c")) {
+			service.fixture.advance(java.time.Duration.ofMillis(200));
+			assertThat(service.runtime.feature(OverloadState.class).partitions().serviceLimit()).isEqualTo(18);
+			long serviceTime = java.time.Duration.ofMillis(20).toNanos();
+			double meanGap = 1e9 / 1350;
+			long warmUp = java.time.Duration.ofSeconds(2).toNanos();
+			long end = java.time.Duration.ofSeconds(12).toNanos();
+			java.util.SplittableRandom random = new java.util.SplittableRandom(40);
+			java.util.PriorityQueue<Ending> endings = new java.util.PriorityQueue<>();
+			long now = 0;
+			long nextArrival = 0;
+			long[] offered = new long[2];
+			long[] admitted = new long[2];
+			int mostInFlight = 0;
+			while (nextArrival < end || !endings.isEmpty()) {
+				Ending ending = endings.peek();
+				boolean arrival = nextArrival < end && (ending == null || nextArrival < ending.at());
+				long at = arrival ? nextArrival : ending.at();
+				service.fixture.advance(java.time.Duration.ofNanos(at - now));
+				now = at;
+				if (!arrival) {
+					finish(endings.poll().run());
+					continue;
+				}
+				nextArrival += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
+				int critical = random.nextBoolean() ? 1 : 0;
+				ScriptedExchanges.Run run = service.start(HttpMethod.GET, "X-Class",
+						(critical == 1) ? "critical" : "batch");
+				boolean sent = !run.sends.isEmpty();
+				if (sent) {
+					endings.add(new Ending(now + serviceTime, run));
+					mostInFlight = Math.max(mostInFlight, service.inFlight());
+				}
+				else {
+					assertThat(run.status()).isEqualTo(503);
+					run.end();
+				}
+				if (now >= warmUp) {
+					offered[critical]++;
+					admitted[critical] += sent ? 1 : 0;
+				}
+			}
+			double criticalAdmitted = (double) admitted[1] / offered[1];
+			System.out.printf("critical admitted %d of %d (%.4f), batch %d of %d, most in flight %d%n", admitted[1],
+					offered[1], criticalAdmitted, admitted[0], offered[0], mostInFlight);
+			assertThat(criticalAdmitted).as("critical admitted, %d of %d", admitted[1], offered[1])
+				.isGreaterThanOrEqualTo(0.98);
+			// The endpoints serve 900 a second: batch is owed a fifth of that, 180 a
+			// second over the 10 s counted.
+			assertThat(admitted[0]).as("batch admitted").isGreaterThanOrEqualTo(1_800);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().report())
+				.extracting((p) -> p.inFlight())
+				.containsOnly(0);
+		}
+	}
+
+	@Test
+	void aPartitionHeaderIsTakenOnlyFromATrustedProxyAndEveryOtherRequestIsOfNoListedPartition() {
+		Map<String, Object> partitioned = new java.util.HashMap<>(LIMITED);
+		partitioned.put("gateway.lb.defaults.concurrency.initial-limit", "10");
+		partitioned.put("gateway.lb.defaults.concurrency.partition-by", "header:X-Class");
+		partitioned.put("gateway.lb.defaults.concurrency.partitions.critical", "0.5");
+		partitioned.put("gateway.lb.trusted-proxies", "192.0.2.0/24");
+		java.net.InetSocketAddress untrusted = new java.net.InetSocketAddress("198.51.100.7", 40000);
+		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a")) {
+			ScriptedExchanges.Run trusted = service.start(HttpMethod.GET, "X-Class", "critical");
+			ScriptedExchanges.Run direct = service.start(HttpMethod.GET, "X-Class", "critical", untrusted);
+			assertThat(service.runtime.feature(OverloadState.class).partitions().report())
+				.extracting((p) -> p.inFlight())
+				.as("critical, the rest")
+				.containsExactly(1, 1);
+			finish(trusted, direct);
+		}
+		partitioned.remove("gateway.lb.trusted-proxies");
+		try (ScriptedExchanges service = new ScriptedExchanges(partitioned, "a")) {
+			ScriptedExchanges.Run run = service.start(HttpMethod.GET, "X-Class", "critical");
+			assertThat(service.runtime.feature(OverloadState.class).partitions().report())
+				.extracting((p) -> p.inFlight())
+				.as("no trusted proxies: no header is believed")
+				.containsExactly(0, 1);
+			finish(run);
+		}
+	}
+
 	@Test
 	void withMaxWaitARequestThatFindsNoPlaceWaitsForTheNextToEndAndIsSentThere() {
 		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
@@ -157,6 +263,38 @@ class ConcurrencyLimitExchangeTests {
 			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).as("the third only").isEqualTo(1);
 			finish(second);
 			third.end();
+		}
+	}
+
+	@Test
+	void oneClientHoldsAtMostMaxWaitPerClientOfTheWaitQueueAndItsNextRequestIsShedAtOnce() {
+		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
+		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		waiting.put("gateway.lb.defaults.concurrency.max-wait-per-client", "0.2");
+		java.net.InetSocketAddress other = new java.net.InetSocketAddress("198.51.100.7", 40000);
+		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
+			limitEveryEndpointTo(service, 1);
+			// A queue of 10 (the service's limit): a fifth of it, 2, per client.
+			service.runtime.feature(OverloadState.class).partitions().serviceLimit(10);
+			ScriptedExchanges.Run first = service.start(HttpMethod.GET);
+			List<ScriptedExchanges.Run> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(service.start(HttpMethod.GET));
+			}
+			ScriptedExchanges.Run third = service.start(HttpMethod.GET);
+			assertThat(waiters).as("waiting").allSatisfy((run) -> assertThat(run.status()).isZero());
+			assertThat(third.status()).as("the client's third waiter: shed at once").isEqualTo(503);
+			ScriptedExchanges.Run another = service.start(HttpMethod.GET, "X-Test", "", other);
+			assertThat(another.status()).as("another client still waits").isZero();
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isEqualTo(3);
+			finish(first);
+			finish(waiters.get(0));
+			ScriptedExchanges.Run again = service.start(HttpMethod.GET);
+			assertThat(again.status()).as("one of its two left the queue: it may wait again").isZero();
+			finish(waiters.get(1), another, again);
+			third.end();
+			assertThat(service.runtime.feature(OverloadState.class).partitions().waiting()).isZero();
+			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isEqualTo(1);
 		}
 	}
 
@@ -185,6 +323,8 @@ class ConcurrencyLimitExchangeTests {
 	void aWaiterWhoseClientLeftIsOutOfTheQueueAndTheNextOneGetsThePlace() {
 		Map<String, Object> waiting = new java.util.HashMap<>(LIMITED);
 		waiting.put("gateway.lb.defaults.concurrency.max-wait", "10s");
+		// Both waiters are one client's: the whole queue may be its.
+		waiting.put("gateway.lb.defaults.concurrency.max-wait-per-client", "1");
 		try (ScriptedExchanges service = new ScriptedExchanges(waiting, "a")) {
 			limitEveryEndpointTo(service, 1);
 			service.runtime.feature(OverloadState.class).partitions().serviceLimit(2);
@@ -225,6 +365,15 @@ class ConcurrencyLimitExchangeTests {
 			assertThat(service.runtime.feature(OverloadState.class).shed().sum()).isZero();
 			finish(first, second);
 		}
+	}
+
+	private record Ending(long at, ScriptedExchanges.Run run) implements Comparable<Ending> {
+
+		@Override
+		public int compareTo(Ending other) {
+			return Long.compare(this.at, other.at);
+		}
+
 	}
 
 	private static void limitEveryEndpointTo(ScriptedExchanges service, int limit) {

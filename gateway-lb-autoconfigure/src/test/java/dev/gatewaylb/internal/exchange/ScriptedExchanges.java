@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.exchange;
 
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,6 +43,11 @@ import org.springframework.web.server.ServerWebExchange;
  * stands still until the test moves it. Close it.
  */
 final class ScriptedExchanges implements AutoCloseable {
+
+	/**
+	 * The connection's peer of an exchange started without one: in 192.0.2.0/24.
+	 */
+	static final InetSocketAddress PEER = new InetSocketAddress("192.0.2.10", 40000);
 
 	final TestRuntimes fixture;
 
@@ -90,8 +96,18 @@ final class ScriptedExchanges implements AutoCloseable {
 	 * Starts an exchange of {@code method} to {@code lb://svc/x} with one header.
 	 */
 	Run start(HttpMethod method, String header, String value) {
+		return start(method, header, value, PEER);
+	}
+
+	/**
+	 * Starts an exchange of {@code method} to {@code lb://svc/x} with one header, from a
+	 * connection whose peer is {@code peer}.
+	 */
+	Run start(HttpMethod method, String header, String value, InetSocketAddress peer) {
 		MockServerWebExchange exchange = MockServerWebExchange
-			.from(MockServerHttpRequest.method(method, URI.create("http://gateway/x")).header(header, value));
+			.from(MockServerHttpRequest.method(method, URI.create("http://gateway/x"))
+				.header(header, value)
+				.remoteAddress(peer));
 		URI url = URI.create("lb://svc/x");
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, url);
 		ExchangeLease lease = new ExchangeLease();

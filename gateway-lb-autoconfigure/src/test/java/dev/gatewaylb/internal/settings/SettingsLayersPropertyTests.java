@@ -139,6 +139,8 @@ class SettingsLayersPropertyTests {
 					Map.of("critical", 0.8, "batch", 0.2), "gold=0.5", Map.of("gold", 0.5)),
 			key("concurrency.max-wait", (s) -> s.concurrency().maxWait(), Duration.ZERO, "50ms", Duration.ofMillis(50),
 					"1s", Duration.ofSeconds(1), "0s", Duration.ZERO),
+			key("concurrency.max-wait-per-client", (s) -> s.concurrency().maxWaitPerClient(), 0.1, "0.25", 0.25, "1",
+					1.0),
 			key("affinity.cookie", (s) -> s.affinity().cookie().name(), "", "GWLB_EP", "GWLB_EP", "sid", "sid", "", ""),
 			key("affinity.max-load-factor", (s) -> s.affinity().maxLoadFactor(), 2.0, "1.5", 1.5, "0", 0.0),
 			key("affinity.secret", (s) -> s.affinity().secret(), "", SECRET, SECRET, OTHER_SECRET, OTHER_SECRET),

@@ -67,10 +67,10 @@ class UpperBoundSettingsTests {
 			Map.entry("hedge.min-delay", "1d"), Map.entry("concurrency.initial-limit", "65536"),
 			Map.entry("concurrency.min-limit", "65536"), Map.entry("concurrency.max-limit", "65536"),
 			Map.entry("concurrency.partitions.batch", "1"), Map.entry("concurrency.max-wait", "10s"),
-			Map.entry("concurrency.drop-statuses", "599"), Map.entry("affinity.max-age", "400d"),
-			Map.entry("affinity.max-load-factor", "100"), Map.entry("locality.overprovisioning-factor", "1000"),
-			Map.entry("locality.panic-threshold", "1"), Map.entry("mirror.percent", "100"),
-			Map.entry("mirror.max-concurrent", "65536"),
+			Map.entry("concurrency.max-wait-per-client", "1"), Map.entry("concurrency.drop-statuses", "599"),
+			Map.entry("affinity.max-age", "400d"), Map.entry("affinity.max-load-factor", "100"),
+			Map.entry("locality.overprovisioning-factor", "1000"), Map.entry("locality.panic-threshold", "1"),
+			Map.entry("mirror.percent", "100"), Map.entry("mirror.max-concurrent", "65536"),
 			// 1GB held at once: max-concurrent x max-body.
 			Map.entry("mirror.max-body", "16KB"));
 

@@ -4,9 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.jspecify.annotations.Nullable;
 
@@ -14,10 +16,12 @@ import org.jspecify.annotations.Nullable;
  * The partitions of one service's concurrency limit ({@code concurrency.partitions}), as
  * Netflix's partitioned limiter shares one: each partition is guaranteed its share of the
  * service's limit (at least one request), and the rest, what the shares leave, is the
- * share of requests of no listed partition. A request of a partition under its share is
- * admitted even when every endpoint is at its limit; one over it only while the service
- * is under its limit and an endpoint has room, so shedding starts with the partitions
- * over their shares, and a partition may use what the others leave idle.
+ * share of requests of no listed partition. A request of a partition under the places it
+ * is owed (its share, and a burst allowance while its demand fits the share:
+ * {@link #underShare}) is admitted even when every endpoint is at its limit; one over
+ * them only while the service is under its limit and an endpoint has room, so shedding
+ * starts with the partitions over their shares, and a partition may use what the others
+ * leave idle.
  * <p>
  * With {@code concurrency.max-wait}, a request that would be shed waits for a place in
  * its partition's queue instead ({@link #await}); a request that ends wakes one waiter,
@@ -31,6 +35,12 @@ import org.jspecify.annotations.Nullable;
  * after its deadline shed it.
  */
 public final class Partitions {
+
+	/**
+	 * The weight of a tick's sample in a partition's load: with a tick every tenth of a
+	 * second, an average over about a second.
+	 */
+	static final double LOAD_SMOOTHING = 0.1;
 
 	private final String[] names;
 
@@ -46,6 +56,40 @@ public final class Partitions {
 	private volatile long serviceLimit;
 
 	/**
+	 * Each partition's load: its requests in flight as the control thread samples them
+	 * each tick, averaged over about a second ({@link #LOAD_SMOOTHING} a tick). Written
+	 * by the control thread only.
+	 */
+	private final double[] load;
+
+	/**
+	 * Each partition's requests admitted and refused (shed, or sent to wait), counted by
+	 * the request path ({@link LongAdder}s: no contended write), and what the control
+	 * thread read of them at its last tick and their averages a tick: its demand is its
+	 * load scaled by what it was offered over what it was admitted, so that a partition
+	 * held at its share by shedding is not taken for one whose load fits its share.
+	 */
+	private final LongAdder[] admitted;
+
+	private final LongAdder[] refused;
+
+	private final long[] admittedBefore;
+
+	private final long[] refusedBefore;
+
+	private final double[] admittedRate;
+
+	private final double[] offeredRate;
+
+	/**
+	 * Each partition's owed places: the requests in flight under which it is admitted
+	 * whatever the others borrowed ({@link #underShare}). Its share of the service's
+	 * limit, plus a burst allowance while its load is under its share. The control thread
+	 * publishes a new array each tick; the request path reads the reference once.
+	 */
+	private volatile long[] owed;
+
+	/**
 	 * Each partition's requests waiting for a place, first come first served.
 	 */
 	private final ConcurrentLinkedDeque<Waiter>[] queues;
@@ -59,6 +103,17 @@ public final class Partitions {
 	 * All waiters: the one read a release makes while nobody waits.
 	 */
 	private final AtomicInteger waiting = new AtomicInteger();
+
+	/**
+	 * Each client's waiters ({@code concurrency.max-wait-per-client}), by the key the
+	 * caller gives (the client's address). Written only on the wait path, by a request
+	 * that found no place and by a waiter's leaving, never by a request that takes a
+	 * place: a {@link ConcurrentHashMap}'s atomic {@code merge} and
+	 * {@code computeIfPresent} keep a client's count exact against its other requests
+	 * joining and leaving at once (each holds the key's bin for one addition), and an
+	 * entry is removed with its last waiter, so the map holds only clients that wait.
+	 */
+	private final ConcurrentHashMap<Object, Integer> waitingByClient = new ConcurrentHashMap<>();
 
 	/**
 	 * Waiters woken and not yet through their pick: a newcomer must not take the place
@@ -79,12 +134,22 @@ public final class Partitions {
 			sum += this.shares[i];
 		}
 		this.shares[this.names.length] = Math.max(0, 1 - sum);
+		this.load = new double[this.inFlight.length];
+		this.admitted = new LongAdder[this.inFlight.length];
+		this.refused = new LongAdder[this.inFlight.length];
+		this.admittedBefore = new long[this.inFlight.length];
+		this.refusedBefore = new long[this.inFlight.length];
+		this.admittedRate = new double[this.inFlight.length];
+		this.offeredRate = new double[this.inFlight.length];
+		this.owed = new long[this.inFlight.length];
 		this.queues = new ConcurrentLinkedDeque[this.inFlight.length];
 		this.queued = new AtomicInteger[this.inFlight.length];
 		for (int i = 0; i < this.inFlight.length; i++) {
 			this.inFlight[i] = new AtomicInteger();
 			this.queues[i] = new ConcurrentLinkedDeque<>();
 			this.queued[i] = new AtomicInteger();
+			this.admitted[i] = new LongAdder();
+			this.refused[i] = new LongAdder();
 		}
 	}
 
@@ -115,15 +180,28 @@ public final class Partitions {
 	}
 
 	/**
-	 * Returns whether partition {@code index} has fewer requests in flight than its share
-	 * of the service's limit, so that it may go over the endpoints' limits. Before the
-	 * first limit is known every partition is under its share.
+	 * Returns whether partition {@code index} has fewer requests in flight than the
+	 * places it is owed, so that it is admitted whatever the others borrowed, over the
+	 * endpoints' limits if need be (as Netflix's partitioned limiter admits a partition
+	 * below its guaranteed limit even when the total is over the limit). Before the first
+	 * limit is known every partition is under its share.
+	 * <p>
+	 * The places owed are its share of the service's limit, and, while its load (its
+	 * requests in flight averaged over about a second) is under that share, a burst
+	 * allowance of three times the square root of the share on top. A share counted only
+	 * in requests in flight sheds a partition whose load fits its share: its requests
+	 * arrive at random, so their count passes its average by about its square root as
+	 * often as not, and with {@code critical: 0.8} carrying 75% of the capacity (about 13
+	 * requests in flight for 15 places) a place count sheds 8 to 14% of them (an Erlang
+	 * loss system). The square-root staffing rule's three standard deviations cover a
+	 * Poisson burst but for about one in a thousand; a partition whose load is past its
+	 * share (a flood) gets no allowance, only its share, so the limit still protects the
+	 * endpoints from it.
 	 * @param index a partition's index
 	 * @return whether under its share
 	 */
 	public boolean underShare(int index) {
-		long limit = this.serviceLimit;
-		return limit == 0 || this.inFlight[index].get() < share(index, limit);
+		return this.serviceLimit == 0 || this.inFlight[index].get() < this.owed[index];
 	}
 
 	/**
@@ -144,15 +222,18 @@ public final class Partitions {
 		if (limit == 0) {
 			return true;
 		}
+		// Past what each is owed, not its share: a partition within its burst allowance
+		// is not one others may be admitted past the limit against.
+		long[] owed = this.owed;
 		long own = this.inFlight[index].get();
-		long ownShare = share(index, limit);
+		long ownShare = owed[index];
 		long taken = 0;
 		boolean anotherFurtherPast = false;
 		for (int i = 0; i < this.inFlight.length; i++) {
 			long count = (i == index) ? own : this.inFlight[i].get();
 			taken += count;
 			if (i != index) {
-				long share = share(i, limit);
+				long share = owed[i];
 				// count / share > own / ownShare, multiplied out; a partition of no share
 				// with requests in flight is past any that has one.
 				anotherFurtherPast |= (share == 0) ? (count > 0 && ownShare > 0)
@@ -175,6 +256,7 @@ public final class Partitions {
 	 */
 	public void acquire(int index) {
 		this.inFlight[index].incrementAndGet();
+		this.admitted[index].increment();
 	}
 
 	/**
@@ -192,21 +274,44 @@ public final class Partitions {
 	 * the queues of the others, and a wait is short (each waiter has a place coming
 	 * within about one request's time). A request that was woken and lost the place to
 	 * another goes back to the head of its queue, past the bound: it had its turn.
+	 * <p>
+	 * One client (the key the caller gives, its address) may hold at most
+	 * {@code perClient} of the wait queue, whose length is the service's limit (one
+	 * before it is known), at least one waiter: one client's burst cannot fill the queue
+	 * and make every other client's request wait behind it or be shed.
 	 * @param index the request's partition
 	 * @param again whether the request waited before and was woken
+	 * @param client the request's client, or {@code null} when unknown (not bounded)
+	 * @param perClient the share of the wait queue one client may hold, above 0, at most
+	 * 1
 	 * @param wake what to run when a place frees for it, on the thread that freed it; run
 	 * at most once, and never after {@link #cancel} took the waiter
-	 * @return the waiter, or {@code null} when the partition's queue is full
+	 * @return the waiter, or {@code null} when the partition's queue is full or the
+	 * client holds its share of the queue
 	 */
-	public @Nullable Waiter await(int index, boolean again, Runnable wake) {
+	public @Nullable Waiter await(int index, boolean again, @Nullable Object client, double perClient, Runnable wake) {
+		long limit = this.serviceLimit;
+		if (client != null) {
+			int bound = (int) Math.max(1,
+					Math.min(Integer.MAX_VALUE, (long) Math.floor(perClient * Math.max(1, limit))));
+			// Merged first, checked after, as the queue's bound is: two of a client's
+			// requests that join at once cannot both pass its last place.
+			if (this.waitingByClient.merge(client, 1, Integer::sum) > bound && !again) {
+				forget(client);
+				return null;
+			}
+		}
 		AtomicInteger queued = this.queued[index];
 		// A new waiter past the bound (the share's places, one before a limit is
 		// known) is refused; a woken one that lost its place rejoins regardless.
-		if (queued.incrementAndGet() > Math.max(1, share(index, this.serviceLimit)) && !again) {
+		if (queued.incrementAndGet() > Math.max(1, share(index, limit)) && !again) {
 			queued.decrementAndGet();
+			if (client != null) {
+				forget(client);
+			}
 			return null;
 		}
-		Waiter waiter = new Waiter(index, wake);
+		Waiter waiter = new Waiter(index, client, wake);
 		if (again) {
 			this.queues[index].addFirst(waiter);
 		}
@@ -281,7 +386,26 @@ public final class Partitions {
 
 	private void left(Waiter waiter) {
 		this.queued[waiter.partition].decrementAndGet();
+		if (waiter.client != null) {
+			forget(waiter.client);
+		}
 		this.waiting.decrementAndGet();
+	}
+
+	/**
+	 * Counts one of a client's waiters gone, and the client with its last one.
+	 */
+	private void forget(Object client) {
+		this.waitingByClient.computeIfPresent(client, (key, count) -> (count > 1) ? count - 1 : null);
+	}
+
+	/**
+	 * Returns how many of a client's requests wait for a place.
+	 * @param client the client's key
+	 * @return its waiters
+	 */
+	public int waiting(Object client) {
+		return this.waitingByClient.getOrDefault(client, 0);
 	}
 
 	/**
@@ -306,16 +430,57 @@ public final class Partitions {
 
 	/**
 	 * Sets the service's limit, the sum of its endpoints' limits: the control thread
-	 * writes it. A limit that rose wakes as many waiters as it added places: no request
-	 * ending would.
+	 * writes it, each tick. Each tick also samples each partition's requests in flight,
+	 * admissions and refusals into its demand, and publishes the places each is owed. A
+	 * limit that rose wakes as many waiters as it added places: no request ending would.
 	 * @param limit the limit, 0 while none is known
 	 */
 	public void serviceLimit(long limit) {
 		long before = this.serviceLimit;
+		long[] owed = new long[this.load.length];
+		for (int i = 0; i < owed.length; i++) {
+			this.load[i] += LOAD_SMOOTHING * (this.inFlight[i].get() - this.load[i]);
+			long admitted = this.admitted[i].sum();
+			long refused = this.refused[i].sum();
+			double admittedNow = admitted - this.admittedBefore[i];
+			double offeredNow = admittedNow + refused - this.refusedBefore[i];
+			this.admittedBefore[i] = admitted;
+			this.refusedBefore[i] = refused;
+			this.admittedRate[i] += LOAD_SMOOTHING * (admittedNow - this.admittedRate[i]);
+			this.offeredRate[i] += LOAD_SMOOTHING * (offeredNow - this.offeredRate[i]);
+			long share = share(i, limit);
+			owed[i] = (share > 0 && demand(i) < share) ? share + (long) Math.ceil(3 * Math.sqrt(share)) : share;
+		}
+		// The places owed first: a request that reads the new limit reads them too.
+		this.owed = owed;
 		this.serviceLimit = limit;
 		for (long added = limit - before; added > 0 && this.waiting.get() > 0; added--) {
 			wakeOne();
 		}
+	}
+
+	/**
+	 * Returns partition {@code index}'s demand in requests in flight: its load, scaled by
+	 * what it was offered over what it was admitted (Little's law: at the same latency,
+	 * the requests in flight grow with the rate). Infinite for a partition offered
+	 * requests and admitted none.
+	 */
+	private double demand(int index) {
+		double offered = this.offeredRate[index];
+		double admitted = this.admittedRate[index];
+		if (offered <= admitted) {
+			return this.load[index];
+		}
+		return (admitted > 0) ? this.load[index] * offered / admitted : Double.POSITIVE_INFINITY;
+	}
+
+	/**
+	 * Counts a request of partition {@code index} that found no place: shed, or sent to
+	 * wait for one.
+	 * @param index a partition's index
+	 */
+	public void refused(int index) {
+		this.refused[index].increment();
 	}
 
 	/**
@@ -336,7 +501,8 @@ public final class Partitions {
 		List<Partition> report = new ArrayList<>(this.shares.length);
 		for (int i = 0; i < this.shares.length; i++) {
 			report.add(new Partition((i < this.names.length) ? this.names[i] : null, this.shares[i],
-					(limit == 0) ? 0 : share(i, limit), this.inFlight[i].get(), this.queued[i].get()));
+					(limit == 0) ? 0 : share(i, limit), (limit == 0) ? 0 : this.owed[i], this.inFlight[i].get(),
+					this.queued[i].get()));
 		}
 		return report;
 	}
@@ -365,12 +531,15 @@ public final class Partitions {
 
 		private final int partition;
 
+		private final @Nullable Object client;
+
 		private final Runnable wake;
 
 		private volatile int state;
 
-		Waiter(int partition, Runnable wake) {
+		Waiter(int partition, @Nullable Object client, Runnable wake) {
 			this.partition = partition;
+			this.client = client;
 			this.wake = wake;
 		}
 
@@ -395,10 +564,13 @@ public final class Partitions {
 	 * @param name its name, {@code null} for the rest
 	 * @param share its share of the limit
 	 * @param guaranteed the requests in flight its share guarantees now
+	 * @param owed the requests in flight under which it is admitted now: its share, plus
+	 * the burst allowance while its demand fits its share ({@link #underShare})
 	 * @param inFlight its requests in flight
 	 * @param waiting its requests waiting for a place ({@code concurrency.max-wait})
 	 */
-	public record Partition(@Nullable String name, double share, long guaranteed, int inFlight, int waiting) {
+	public record Partition(@Nullable String name, double share, long guaranteed, long owed, int inFlight,
+			int waiting) {
 	}
 
 }

@@ -23,6 +23,10 @@ class PartitionsTests {
 		int rest = partitions.indexOf("other");
 		assertThat(partitions.indexOf(null)).isEqualTo(rest);
 		assertThat(new int[] { critical, batch, rest }).doesNotHaveDuplicates();
+		// Offered requests and admitted none: demands past any share, so no burst
+		// allowance (below).
+		partitions.refused(critical);
+		partitions.refused(rest);
 		partitions.serviceLimit(100);
 		for (int i = 0; i < 70; i++) {
 			assertThat(partitions.underShare(critical)).as("critical with %d in flight", i).isTrue();
@@ -42,6 +46,8 @@ class PartitionsTests {
 		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
 		int critical = partitions.indexOf("critical");
 		int batch = partitions.indexOf("batch");
+		partitions.refused(critical);
+		partitions.refused(batch);
 		partitions.serviceLimit(10);
 		// batch's share is 2: past it, it borrows what critical leaves idle, up to the
 		// service's limit.
@@ -78,6 +84,84 @@ class PartitionsTests {
 	}
 
 	@Test
+	void aPartitionWhoseDemandFitsItsShareIsOwedABurstAllowanceAndOneHeldAtItsShareBySheddingIsNot() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		int batch = partitions.indexOf("batch");
+		partitions.serviceLimit(18);
+		// critical's share of 18 is 15, and its demand (none yet) fits it: 15 plus
+		// 3 x sqrt(15) (11.6), 27 places.
+		acquire(partitions, critical, 26);
+		assertThat(partitions.underShare(critical)).as("26 of 27").isTrue();
+		partitions.acquire(critical);
+		assertThat(partitions.underShare(critical)).as("27 of 27").isFalse();
+		// A second at 27 in flight, all admitted: its load is past its share.
+		for (int tick = 0; tick < 10; tick++) {
+			partitions.serviceLimit(18);
+		}
+		assertThat(partitions.underShare(critical)).as("a load past its share: its share only").isFalse();
+		release(partitions, critical, 27);
+		// batch (share 4) held at 4 in flight by shedding: each tick 20 admitted, 60
+		// refused. Its load, 4, fits its share; its demand, 16, does not.
+		acquire(partitions, batch, 4);
+		for (int tick = 0; tick < 30; tick++) {
+			for (int i = 0; i < 20; i++) {
+				partitions.acquire(batch);
+				partitions.release(batch);
+			}
+			for (int i = 0; i < 60; i++) {
+				partitions.refused(batch);
+			}
+			partitions.serviceLimit(18);
+		}
+		assertThat(partitions.underShare(batch)).as("4 of its share of 4, no allowance").isFalse();
+		// Then its load falls to 3 and nothing of it is refused.
+		partitions.release(batch);
+		for (int tick = 0; tick < 60; tick++) {
+			for (int i = 0; i < 20; i++) {
+				partitions.acquire(batch);
+				partitions.release(batch);
+			}
+			partitions.serviceLimit(18);
+		}
+		partitions.acquire(batch);
+		assertThat(partitions.underShare(batch)).as("a demand of 3: 4 of 4 + 6").isTrue();
+		assertThat(partitions.hasSpare(critical)).as("batch within its allowance is not past what it is owed").isTrue();
+	}
+
+	@Test
+	void aClientHoldsAtMostItsShareOfTheWaitQueueAndIsForgottenWithItsLastWaiter() {
+		Partitions partitions = Partitions.of(Map.of());
+		int rest = partitions.indexOf(null);
+		partitions.serviceLimit(20);
+		// A tenth of a queue of 20: 2 per client.
+		Partitions.Waiter first = partitions.await(rest, false, "a", 0.1, () -> {
+		});
+		assertThat(partitions.await(rest, false, "a", 0.1, () -> {
+		})).isNotNull();
+		assertThat(partitions.await(rest, false, "a", 0.1, () -> {
+		})).as("a's third").isNull();
+		assertThat(partitions.await(rest, false, "b", 0.1, () -> {
+		})).as("b's first").isNotNull();
+		assertThat(partitions.waiting("a")).isEqualTo(2);
+		assertThat(partitions.waiting()).isEqualTo(3);
+		assertThat(partitions.cancel(first)).isTrue();
+		assertThat(partitions.await(rest, false, "a", 0.1, () -> {
+		})).as("a's second again").isNotNull();
+		assertThat(partitions.await(rest, true, "a", 0.1, () -> {
+		})).as("a woken waiter that lost its place rejoins past the bound").isNotNull();
+		for (int i = 0; i < 4; i++) {
+			partitions.wakeOne();
+			partitions.handOverTaken();
+		}
+		assertThat(partitions.waiting()).isZero();
+		assertThat(partitions.waiting("a")).as("forgotten").isZero();
+		assertThat(partitions.waiting("b")).isZero();
+		assertThat(partitions.await(rest, false, "c", 0.01, () -> {
+		})).as("never fewer than one each").isNotNull();
+	}
+
+	@Test
 	void everythingIsUnderItsShareBeforeTheFirstLimitIsKnown() {
 		Partitions partitions = Partitions.of(Map.of("a", 0.5));
 		partitions.acquire(0);
@@ -97,9 +181,9 @@ class PartitionsTests {
 		acquire(partitions, critical, 8);
 		acquire(partitions, batch, 2);
 		List<String> woken = new ArrayList<>();
-		partitions.await(batch, false, picks(partitions, () -> woken.add("batch-1")));
-		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-1")));
-		partitions.await(critical, false, picks(partitions, () -> woken.add("critical-2")));
+		partitions.await(batch, false, null, 1.0, picks(partitions, () -> woken.add("batch-1")));
+		partitions.await(critical, false, null, 1.0, picks(partitions, () -> woken.add("critical-1")));
+		partitions.await(critical, false, null, 1.0, picks(partitions, () -> woken.add("critical-2")));
 		assertThat(partitions.waiting()).isEqualTo(3);
 		partitions.release(critical);
 		partitions.wakeOne();
@@ -121,8 +205,8 @@ class PartitionsTests {
 		int rest = partitions.indexOf(null);
 		partitions.serviceLimit(4);
 		AtomicInteger wakes = new AtomicInteger();
-		Partitions.Waiter first = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
-		Partitions.Waiter second = partitions.await(rest, false, picks(partitions, wakes::incrementAndGet));
+		Partitions.Waiter first = partitions.await(rest, false, null, 1.0, picks(partitions, wakes::incrementAndGet));
+		Partitions.Waiter second = partitions.await(rest, false, null, 1.0, picks(partitions, wakes::incrementAndGet));
 		assertThat(first).isNotNull();
 		assertThat(second).isNotNull();
 		assertThat(partitions.cancel(first)).isTrue();
@@ -141,12 +225,14 @@ class PartitionsTests {
 		int rest = partitions.indexOf(null);
 		partitions.serviceLimit(1);
 		List<String> woken = new ArrayList<>();
-		assertThat(partitions.await(rest, false, () -> woken.add("first"))).isNotNull();
-		assertThat(partitions.await(rest, false, () -> woken.add("second"))).as("past the bound of 1").isNull();
+		assertThat(partitions.await(rest, false, null, 1.0, () -> woken.add("first"))).isNotNull();
+		assertThat(partitions.await(rest, false, null, 1.0, () -> woken.add("second"))).as("past the bound of 1")
+			.isNull();
 		partitions.wakeOne();
 		// "first" lost the place to a request that never waited, and a newcomer queued.
-		assertThat(partitions.await(rest, false, () -> woken.add("newcomer"))).isNotNull();
-		assertThat(partitions.await(rest, true, () -> woken.add("first again"))).as("it had its turn").isNotNull();
+		assertThat(partitions.await(rest, false, null, 1.0, () -> woken.add("newcomer"))).isNotNull();
+		assertThat(partitions.await(rest, true, null, 1.0, () -> woken.add("first again"))).as("it had its turn")
+			.isNotNull();
 		partitions.wakeOne();
 		partitions.wakeOne();
 		assertThat(woken).containsExactly("first", "first again", "newcomer");
@@ -160,20 +246,20 @@ class PartitionsTests {
 		int rest = partitions.indexOf(null);
 		partitions.serviceLimit(10);
 		for (int i = 0; i < 2; i++) {
-			assertThat(partitions.await(batch, false, () -> {
+			assertThat(partitions.await(batch, false, null, 1.0, () -> {
 			})).as("batch waiter %d of its 2", i + 1).isNotNull();
 		}
-		assertThat(partitions.await(batch, false, () -> {
+		assertThat(partitions.await(batch, false, null, 1.0, () -> {
 		})).as("a third batch waiter").isNull();
 		for (int i = 0; i < 8; i++) {
-			assertThat(partitions.await(critical, false, () -> {
+			assertThat(partitions.await(critical, false, null, 1.0, () -> {
 			})).as("critical waiter %d of its 8", i + 1).isNotNull();
 		}
-		assertThat(partitions.await(critical, false, () -> {
+		assertThat(partitions.await(critical, false, null, 1.0, () -> {
 		})).isNull();
-		assertThat(partitions.await(rest, false, () -> {
+		assertThat(partitions.await(rest, false, null, 1.0, () -> {
 		})).as("the rest, no share: one").isNotNull();
-		assertThat(partitions.await(rest, false, () -> {
+		assertThat(partitions.await(rest, false, null, 1.0, () -> {
 		})).isNull();
 		assertThat(partitions.waiting()).isEqualTo(11);
 	}
@@ -196,13 +282,14 @@ class PartitionsTests {
 					java.util.Random random = new java.util.Random(seed);
 					for (int i = 0; i < perThread; i++) {
 						AtomicInteger wakes = new AtomicInteger();
-						Partitions.Waiter waiter = partitions.await(random.nextInt(2), random.nextBoolean(), () -> {
-							if (wakes.incrementAndGet() > 1) {
-								twice.incrementAndGet();
-							}
-							woken.incrementAndGet();
-							partitions.handOverTaken();
-						});
+						Partitions.Waiter waiter = partitions.await(random.nextInt(2), random.nextBoolean(), null, 1.0,
+								() -> {
+									if (wakes.incrementAndGet() > 1) {
+										twice.incrementAndGet();
+									}
+									woken.incrementAndGet();
+									partitions.handOverTaken();
+								});
 						if (waiter == null) {
 							continue;
 						}
@@ -234,7 +321,7 @@ class PartitionsTests {
 		Partitions partitions = Partitions.of(Map.of());
 		int rest = partitions.indexOf(null);
 		partitions.serviceLimit(4);
-		assertThat(partitions.await(rest, false, () -> {
+		assertThat(partitions.await(rest, false, null, 1.0, () -> {
 		})).isNotNull();
 		partitions.wakeOne();
 		assertThat(partitions.waiting()).as("woken, its pick still to come: newcomers hold back").isEqualTo(1);
@@ -250,7 +337,7 @@ class PartitionsTests {
 		partitions.serviceLimit(4);
 		List<String> woken = new ArrayList<>();
 		for (String name : List.of("a", "b", "c")) {
-			assertThat(partitions.await(rest, false, picks(partitions, () -> woken.add(name)))).isNotNull();
+			assertThat(partitions.await(rest, false, null, 1.0, picks(partitions, () -> woken.add(name)))).isNotNull();
 		}
 		partitions.serviceLimit(4);
 		partitions.serviceLimit(3);
@@ -273,6 +360,12 @@ class PartitionsTests {
 	private static void acquire(Partitions partitions, int index, int count) {
 		for (int i = 0; i < count; i++) {
 			partitions.acquire(index);
+		}
+	}
+
+	private static void release(Partitions partitions, int partition, int count) {
+		for (int i = 0; i < count; i++) {
+			partitions.release(partition);
 		}
 	}
 
