@@ -180,6 +180,8 @@ class MirrorIT extends GatewayIntegrationTest {
 	@Test
 	void theShadowGetsNoneOfTheClientsCredentialsAndKnowsItGetsACopy() {
 		ready("header-shadow");
+		ready("credentialed");
+		ready("keyed");
 		Map<String, String> sent = Map.of("Authorization", "Bearer client-token", "Cookie", "session=client",
 				"Proxy-Authorization", "Basic cHJveHk6cHc=", "X-Api-Key", "k1", "X-Request-Tag", "t1");
 		shadowHeaders.clear();
