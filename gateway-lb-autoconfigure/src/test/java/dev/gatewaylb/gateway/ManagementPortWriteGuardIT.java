@@ -52,6 +52,7 @@ class ManagementPortWriteGuardIT {
 
 	@Test
 	void refusesACrossSiteDrainOnTheManagementPortAndTakesCurls() {
+		awaitProxied();
 		String b = "127.0.0.1:" + backends.get(1).port();
 		assertThat(post("{\"endpoint\":\"" + b + "\",\"drain\":true}", Map.of("Sec-Fetch-Site", "cross-site")))
 			.isEqualTo(403);
@@ -60,13 +61,20 @@ class ManagementPortWriteGuardIT {
 
 	@Test
 	void answersNoForeignHostOnTheManagementPortAndLeavesTheApplicationsPortAlone() {
+		awaitProxied();
 		String rebound = "x.attacker.example:" + this.managementPort;
 		assertThat(get(this.managementPort, "/actuator/gatewaylb/managed", rebound)).isEqualTo(403);
 		assertThat(get(this.managementPort, "/elsewhere", rebound)).as("any path of the port").isEqualTo(403);
 		assertThat(get(this.managementPort, "/actuator/gatewaylb/managed", "localhost:" + this.managementPort))
 			.isEqualTo(200);
-		// A proxied request with the same Host: the guard leaves the application's port
-		// alone (the service's first discovery answer may be on its way: 404 until then).
+	}
+
+	/**
+	 * Waits until a proxied request with a foreign Host is answered 200: the guard leaves
+	 * the application's port alone, and the service's first discovery answer, which may
+	 * be on its way (404 until then), has come, so the endpoint knows the service too.
+	 */
+	private void awaitProxied() {
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(get(this.port, "/managed/", "x.attacker.example:" + this.port))
 				.as("a proxied request")
