@@ -24,7 +24,7 @@ import reactor.netty.resources.LoopResources;
  * A real HTTP server on loopback that answers every request with its name, in the body
  * and in {@code X-Backend}, after an adjustable delay, and counts what it served. The
  * status is 200, or the request's {@code status} query parameter, or 500 for every
- * {@link #failEvery n-th} request that names none.
+ * {@link #failEvery n-th} request that names none (of all, or of each client's).
  * <p>
  * A request can be held: it waits, counted {@link #held()} and {@link #active()}, until
  * the test {@link #release() releases} it, for a test that needs an answer to come after
@@ -81,6 +81,14 @@ final class TestBackend implements AutoCloseable {
 	 * The requests without a {@code status} parameter, which {@link #failEvery} counts.
 	 */
 	private final AtomicLong unnamedStatuses = new AtomicLong();
+
+	/**
+	 * The header whose value tells clients apart for {@link #failEvery}, which then
+	 * counts each client's requests apart; {@code null} to count all together.
+	 */
+	private volatile @Nullable String clientHeader;
+
+	private final Map<String, AtomicLong> unnamedStatusesByClient = new ConcurrentHashMap<>();
 
 	private final AtomicInteger maxActive = new AtomicInteger();
 
@@ -155,7 +163,11 @@ final class TestBackend implements AutoCloseable {
 			long status = queryParameter(request.uri(), "status", 0);
 			if (status == 0) {
 				int every = this.failEvery.get();
-				long number = this.unnamedStatuses.incrementAndGet();
+				String clientHeader = this.clientHeader;
+				String client = (clientHeader != null) ? request.requestHeaders().get(clientHeader, "") : null;
+				long number = (client != null) ? this.unnamedStatusesByClient
+					.computeIfAbsent(client, (key) -> new AtomicLong(Math.floorMod(key.hashCode(), every)))
+					.incrementAndGet() : this.unnamedStatuses.incrementAndGet();
 				status = (every > 0 && number % every == 0) ? 500 : 200;
 			}
 			Mono<Void> answer = Mono.fromRunnable(release)
@@ -235,6 +247,19 @@ final class TestBackend implements AutoCloseable {
 	 * for none.
 	 */
 	void failEvery(int n) {
+		this.failEvery.set(n);
+	}
+
+	/**
+	 * Answers every {@code n}-th request of each client that names no {@code status} with
+	 * 500, a client being a value of {@code clientHeader}, each client's first failure at
+	 * a place of its own among its first {@code n}. Counted over all requests, the
+	 * failures of clients taking turns in a fixed order fall on the same few clients
+	 * whenever {@code n} and the number of clients share a factor: a judge that leaves
+	 * one client out would then see another failure rate than the one meant.
+	 */
+	void failEveryOfEachClient(int n, String clientHeader) {
+		this.clientHeader = clientHeader;
 		this.failEvery.set(n);
 	}
 
