@@ -69,6 +69,26 @@ class FleetEventJsonTests {
 		assertEnvelope(read);
 	}
 
+	@Test
+	void nullsInAPeersJsonMakeAnInvalidEventNotAnException() {
+		String verdict = this.json
+			.writeValueAsString(new RolloutVerdictEvent(this, "gateway:1", this.destinations.getDestination("gateway"),
+					"fleet", 42, "shop", "plan-1", "roll-back", "errors", true));
+		RolloutVerdictEvent nullPlan = (RolloutVerdictEvent) this.json.readValue(verdict.replace("\"plan-1\"", "null"),
+				RemoteApplicationEvent.class);
+		assertThat(nullPlan.signedFields()).hasSize(5);
+		assertThat(nullPlan.invalidField()).isEqualTo("plan");
+		String state = this.json.writeValueAsString(
+				new FleetStateEvent(this, "gateway:1", this.destinations.getDestination("gateway"), "fleet", 42,
+						List.of(new FleetStateEvent.RolloutState("shop", "plan-1", "rolled-back", 2, "errors", 41)),
+						List.of()));
+		FleetStateEvent nullEntry = (FleetStateEvent) this.json
+			.readValue(state.replaceFirst("\\[\\{[^\\]]*\\}\\]", "[null]"), RemoteApplicationEvent.class);
+		assertThat(nullEntry.getRollouts()).containsExactly((FleetStateEvent.RolloutState) null);
+		assertThat(nullEntry.signedFields()).hasSize(2);
+		assertThat(nullEntry.invalidField()).isEqualTo("rollouts");
+	}
+
 	@SuppressWarnings("unchecked")
 	private <E extends FleetEvent> E roundTrip(E event) {
 		RemoteApplicationEvent read = this.json.readValue(this.json.writeValueAsString(event),

@@ -2,6 +2,7 @@ package dev.gatewaylb.bus;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
@@ -57,16 +58,17 @@ public class EndpointDrainEvent extends FleetEvent {
 		return this.service;
 	}
 
-	public void setService(String service) {
-		this.service = service;
+	public void setService(@Nullable String service) {
+		// A peer's JSON may say null: an empty value, which no check takes.
+		this.service = Objects.requireNonNullElse(service, "");
 	}
 
 	public String getEndpoint() {
 		return this.endpoint;
 	}
 
-	public void setEndpoint(String endpoint) {
-		this.endpoint = endpoint;
+	public void setEndpoint(@Nullable String endpoint) {
+		this.endpoint = Objects.requireNonNullElse(endpoint, "");
 	}
 
 	public boolean isDrain() {

@@ -72,6 +72,12 @@ public class FleetStateEvent extends FleetEvent {
 		List<@Nullable String> fields = new ArrayList<>();
 		for (RolloutState rollout : this.rollouts) {
 			fields.add("rollout");
+			if (rollout == null) {
+				// A peer's JSON may hold a null entry: signed as such, refused by
+				// invalidField.
+				fields.add(null);
+				continue;
+			}
 			fields.add(rollout.split());
 			fields.add(rollout.plan());
 			fields.add(rollout.state());
@@ -81,6 +87,10 @@ public class FleetStateEvent extends FleetEvent {
 		}
 		for (DrainState drain : this.drains) {
 			fields.add("drain");
+			if (drain == null) {
+				fields.add(null);
+				continue;
+			}
 			fields.add(drain.service());
 			fields.add(drain.endpoint());
 			fields.add(String.valueOf(drain.version()));

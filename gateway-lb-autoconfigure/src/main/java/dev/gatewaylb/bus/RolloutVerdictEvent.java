@@ -2,6 +2,7 @@ package dev.gatewaylb.bus;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import org.jspecify.annotations.Nullable;
@@ -63,24 +64,25 @@ public class RolloutVerdictEvent extends FleetEvent {
 		return this.split;
 	}
 
-	public void setSplit(String split) {
-		this.split = split;
+	public void setSplit(@Nullable String split) {
+		// A peer's JSON may say null: an empty value, which no check takes.
+		this.split = Objects.requireNonNullElse(split, "");
 	}
 
 	public String getPlan() {
 		return this.plan;
 	}
 
-	public void setPlan(String plan) {
-		this.plan = plan;
+	public void setPlan(@Nullable String plan) {
+		this.plan = Objects.requireNonNullElse(plan, "");
 	}
 
 	public String getAction() {
 		return this.action;
 	}
 
-	public void setAction(String action) {
-		this.action = action;
+	public void setAction(@Nullable String action) {
+		this.action = Objects.requireNonNullElse(action, "");
 	}
 
 	public @Nullable String getReason() {

@@ -1,8 +1,11 @@
 package dev.gatewaylb.internal.bus;
 
 import dev.gatewaylb.bus.EndpointDrainEvent;
+import dev.gatewaylb.bus.FleetEvent;
+import dev.gatewaylb.bus.FleetStateEvent;
 import dev.gatewaylb.bus.RolloutVerdictEvent;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -129,6 +132,35 @@ class FleetInboxTests {
 	}
 
 	@Test
+	void anEventWithNullFieldsIsRefusedAsInvalidAndNeverThrows() {
+		// What a peer's JSON with "plan": null, or a null in a list, binds to: each is
+		// checked by both inboxes, the signed one computing its signature first.
+		RolloutVerdictEvent noPlan = verdict("shop", "roll-back", "why");
+		noPlan.setPlan(null);
+		RolloutVerdictEvent noAction = verdict("shop", "roll-back", "why");
+		noAction.setAction(null);
+		RolloutVerdictEvent noSplit = verdict("shop", "roll-back", "why");
+		noSplit.setSplit(null);
+		EndpointDrainEvent noEndpoint = drain("edge", "svc", "10.0.0.1:80");
+		noEndpoint.setEndpoint(null);
+		FleetStateEvent nullEntries = state();
+		nullEntries.setRollouts(Arrays.asList(null, new FleetStateEvent.RolloutState(null, null, null, 0, null, 1)));
+		nullEntries.setDrains(Arrays.asList(null, new FleetStateEvent.DrainState(null, null, 1)));
+		FleetStateEvent nullLists = state();
+		nullLists.setRollouts(null);
+		nullLists.setDrains(null);
+		for (FleetInbox inbox : List.of(this.open, this.signed)) {
+			for (FleetEvent event : List.of(noPlan, noAction, noSplit, noEndpoint, nullEntries)) {
+				FleetEvent checked = (inbox == this.signed) ? this.signed.sign(event) : event;
+				assertThat(inbox.admit(checked))
+					.as("%s through the %s inbox", event.invalidField(), (inbox == this.signed) ? "signed" : "open")
+					.isEqualTo(FleetInbox.Rejection.INVALID);
+			}
+		}
+		assertThat(this.open.admit(nullLists)).as("no lists: an empty state").isNull();
+	}
+
+	@Test
 	void refusesAnEventOlderThanAnHourAsAReplay() {
 		EndpointDrainEvent old = drain("edge", "svc", "10.0.0.1:80");
 		old.setVersion((this.wallMillis.get() - FleetInbox.MAX_EVENT_AGE.toMillis() - 1) << FleetClock.COUNTER_BITS);
@@ -176,6 +208,10 @@ class FleetInboxTests {
 	private EndpointDrainEvent drain(String fleet, String service, String endpoint) {
 		return new EndpointDrainEvent(this, "gateway:1", FLEET, fleet, this.clock.next(), service, endpoint, true,
 				false);
+	}
+
+	private FleetStateEvent state() {
+		return new FleetStateEvent(this, "gateway:1", FLEET, "edge", this.clock.next(), List.of(), List.of());
 	}
 
 	private RolloutVerdictEvent verdict(String split, String action, String reason) {

@@ -255,7 +255,9 @@ public final class BusFleetDecisions implements FleetDecisions, MeterBinder, Aut
 	 * the inbox; logs a dropped one (the first of each reason, then every 100th).
 	 */
 	private boolean admitted(FleetEvent event) {
-		if (this.matcher.isFromSelf(event) || !this.matcher.isForSelf(event)) {
+		// The bus's matcher throws on an event without an origin: the inbox refuses
+		// that one as invalid.
+		if (event.getOriginService() != null && (this.matcher.isFromSelf(event) || !this.matcher.isForSelf(event))) {
 			return false;
 		}
 		FleetInbox.Rejection rejection = this.inbox.admit(event);
