@@ -75,6 +75,10 @@ class RolloutIT extends GatewayIntegrationTest {
 
 	static final List<TestBackend> shedCanary = List.of(TestBackend.start("shed-canary"));
 
+	static final List<TestBackend> cutStable = List.of(TestBackend.start("cut-stable"));
+
+	static final List<TestBackend> cutCanary = List.of(TestBackend.start("cut-canary"));
+
 	static final List<TestBackend> pinStable = List.of(TestBackend.start("pin-stable"));
 
 	static final List<TestBackend> pinCanary = List.of(TestBackend.start("pin-canary"));
@@ -95,6 +99,7 @@ class RolloutIT extends GatewayIntegrationTest {
 		slowCanary.get(0).delay(Duration.ofMillis(400));
 		fullCanary.get(0).delay(Duration.ofMillis(300));
 		shedCanary.get(0).delay(Duration.ofMillis(300));
+		cutCanary.get(0).cutBodies();
 		// One request in ten of each client (its affinity cookie) that names no status
 		// fails: the other clients' requests.
 		floodCanary.get(0).failEveryOfEachClient(10, "Cookie");
@@ -167,6 +172,11 @@ class RolloutIT extends GatewayIntegrationTest {
 			.set("gateway.lb.splits.pin.targets.pin-stable", 100)
 			.set("gateway.lb.splits.pin.targets.pin-canary", 0)
 			.set("gateway.lb.splits.pin.sticky.cookie", "GWLB_AFFINITY")
+			.route("cut")
+			.instances("cut-stable", cutStable)
+			.instances("cut-canary", cutCanary)
+			.set("gateway.lb.splits.cut.targets.cut-stable", 100)
+			.set("gateway.lb.splits.cut.targets.cut-canary", 0)
 			.route("flood")
 			.instances("flood-stable", floodStable)
 			.instances("flood-canary", floodCanary)
@@ -177,6 +187,7 @@ class RolloutIT extends GatewayIntegrationTest {
 			// would eject their one endpoint first.
 			.set("gateway.lb.services.pin-canary.health.passive.consecutive-failures", 0)
 			.set("gateway.lb.services.flood-canary.health.passive.consecutive-failures", 0)
+			.set("gateway.lb.services.cut-canary.health.passive.consecutive-failures", 0)
 			.set("gateway.lb.trusted-proxies", "127.0.0.1/32")
 			.set("management.endpoints.web.exposure.include", "gatewaylb,prometheus")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
@@ -198,8 +209,8 @@ class RolloutIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		List.of(rampStable, rampCanary, failStable, slowStable, slowCanary, holdStable, holdCanary, stickyStable,
-				stickyCanary, emptyStable, fullStable, fullCanary, shedStable, shedCanary, pinStable, pinCanary,
-				floodStable, floodCanary)
+				stickyCanary, emptyStable, fullStable, fullCanary, shedStable, shedCanary, cutStable, cutCanary,
+				pinStable, pinCanary, floodStable, floodCanary)
 			.forEach((backends) -> backends.forEach(TestBackend::close));
 		failCanary.close();
 	}
@@ -343,6 +354,26 @@ class RolloutIT extends GatewayIntegrationTest {
 		assertThat(verdict.step()).isZero();
 		assertThat(verdict.canary().errors()).as("the 503s its concurrency limit shed").isPositive();
 		assertThat(metric("gateway_lb_rejected_total{reason=\"shed\",service=\"shed-canary\"}")).isPositive();
+	}
+
+	@Test
+	void aCanaryWhoseBodiesBreakAfterTheirHeadersIsRolledBack() {
+		// Its headers say 200, its bodies break off: counted at the headers alone, the
+		// canary would be promoted while every client of it got a truncated answer.
+		try (ClientLoad load = ClientLoad.fromClients(this.client, "/cut/", 4, CLIENTS)) {
+			refresh(Map.of("gateway.lb.splits.cut.rollout.target", "cut-canary", "gateway.lb.splits.cut.rollout.steps",
+					"50,100", "gateway.lb.splits.cut.rollout.interval", "2s",
+					"gateway.lb.splits.cut.rollout.min-requests", 10));
+			awaitJudged("cut");
+		}
+		assertThat(status("cut").state()).isEqualTo(Rollout.State.ROLLED_BACK);
+		Verdict verdict = last(this.rollouts.track("cut").verdicts());
+		assertThat(verdict.step()).isZero();
+		assertThat(verdict.reason()).startsWith("error rate ");
+		// All of them but those whose body was still on its way (four lanes) when the
+		// step was judged.
+		assertThat(verdict.canary().errors()).as("the truncated bodies")
+			.isGreaterThanOrEqualTo(verdict.canary().requests() - 4);
 	}
 
 	@Test

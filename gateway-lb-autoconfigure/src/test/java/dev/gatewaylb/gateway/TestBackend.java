@@ -16,6 +16,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
+import reactor.netty.Connection;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.resources.LoopResources;
@@ -90,6 +91,11 @@ final class TestBackend implements AutoCloseable {
 
 	private final Map<String, AtomicLong> unnamedStatusesByClient = new ConcurrentHashMap<>();
 
+	/**
+	 * Whether every answer's body breaks off after its headers.
+	 */
+	private volatile boolean cutBodies;
+
 	private final AtomicInteger maxActive = new AtomicInteger();
 
 	private final AtomicInteger connections = new AtomicInteger();
@@ -131,6 +137,18 @@ final class TestBackend implements AutoCloseable {
 			LongSupplier drawn = this.delays;
 			long delay = queryParameter(request.uri(), "delay",
 					(drawn != null) ? drawn.getAsLong() : this.delayMillis.get());
+			if (this.cutBodies) {
+				// Declares 100 bytes, sends 10 and closes the connection: a body that
+				// breaks after its headers, the client's answer truncated.
+				return response.header("X-Backend", name)
+					.header("Content-Length", "100")
+					.sendString(Flux.concat(Mono.just("x".repeat(10)),
+							Mono.delay(Duration.ofMillis(20))
+								.doOnNext((tick) -> response.withConnection(Connection::dispose))
+								.then(Mono.<String>never())))
+					.then()
+					.doFinally((signal) -> this.active.decrementAndGet());
+			}
 			long stall = queryParameter(request.uri(), "stall", 0);
 			if (stall > 0) {
 				// Declares 100 bytes, sends 10 at once and the other 90 only after the
@@ -261,6 +279,14 @@ final class TestBackend implements AutoCloseable {
 	void failEveryOfEachClient(int n, String clientHeader) {
 		this.clientHeader = clientHeader;
 		this.failEvery.set(n);
+	}
+
+	/**
+	 * Breaks off every answer's body after its headers and the first 10 of 100 bytes,
+	 * closing the connection.
+	 */
+	void cutBodies() {
+		this.cutBodies = true;
 	}
 
 	void delay(Duration delay) {

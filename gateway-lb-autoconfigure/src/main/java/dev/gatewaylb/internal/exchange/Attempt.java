@@ -14,6 +14,7 @@ import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import dev.gatewaylb.internal.overload.OverloadState;
+import dev.gatewaylb.internal.rollout.RolloutWindow;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
@@ -60,9 +61,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	private static final VarHandle SETTLED;
 
+	private static final VarHandle BODY_JUDGE;
+
 	static {
 		try {
 			SETTLED = MethodHandles.lookup().findVarHandle(Attempt.class, "settled", Outcome.Kind.class);
+			BODY_JUDGE = MethodHandles.lookup().findVarHandle(Attempt.class, "bodyJudge", BodyJudge.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -123,6 +127,14 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	@SuppressWarnings("unused") // accessed through SETTLED
 	private volatile Outcome.@Nullable Kind settled;
+
+	/**
+	 * The rollout's side that counted the attempt's headers as a success, until the body
+	 * ends: told if it breaks. Taken by one get-and-set, whoever comes second of
+	 * {@link #judgeBody} and the settle, so the side hears of a broken body once.
+	 */
+	@SuppressWarnings("unused") // accessed through BODY_JUDGE
+	private volatile @Nullable BodyJudge bodyJudge;
 
 	/**
 	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
@@ -283,6 +295,29 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	}
 
 	/**
+	 * A rollout's side counted the attempt's headers as a success: if its body breaks
+	 * ({@link Outcome.Kind#BODY_FAILED}), before or after this call, the side counts an
+	 * error for the client instead, who got a truncated answer.
+	 * @param window the side
+	 * @param client the hash of the client's identity on it
+	 */
+	void judgeBody(RolloutWindow window, int client) {
+		// Both sides write, then read the other's field (all volatile): at least one of
+		// them sees the other, and the get-and-set lets only one tell the window.
+		BODY_JUDGE.setVolatile(this, new BodyJudge(window, client));
+		if (SETTLED.getVolatile(this) == Outcome.Kind.BODY_FAILED) {
+			bodyBroke();
+		}
+	}
+
+	private void bodyBroke() {
+		BodyJudge judge = (BodyJudge) BODY_JUDGE.getAndSet(this, null);
+		if (judge != null) {
+			judge.window().bodyBroke(judge.client());
+		}
+	}
+
+	/**
 	 * The attempt failed before its headers reached the exchange: classified by how far
 	 * it got and by what, or as the client's doing once it went away ({@link #failure}),
 	 * charged, and ended.
@@ -365,6 +400,9 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 					}
 				}
 				this.runtime.failed(endpoint());
+				if (kind == Outcome.Kind.BODY_FAILED) {
+					bodyBroke();
+				}
 			}
 			case NOBODY -> {
 				// Not the endpoint's doing: nothing for its health, no sample for its
@@ -430,6 +468,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		 */
 		void sent(Attempt attempt, EventLoop eventLoop);
 
+	}
+
+	/**
+	 * A rollout's side and the client it counted an attempt's success for.
+	 */
+	private record BodyJudge(RolloutWindow window, int client) {
 	}
 
 }

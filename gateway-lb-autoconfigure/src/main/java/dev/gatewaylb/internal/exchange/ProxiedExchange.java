@@ -301,7 +301,7 @@ public final class ProxiedExchange {
 			int status = code.value();
 			SplitDecision decision = this.decision;
 			if (decision != null) {
-				decision.answered(status, runtime.nanoTime() - attempt.startNanos());
+				decision.answered(status, runtime.nanoTime() - attempt.startNanos(), attempt);
 			}
 			Outcome.Kind kind = attempt.answered(status);
 			if (response.isCommitted() || !mayRetry(runtime, kind, status)) {

@@ -38,11 +38,13 @@ record SplitDecision(String service, ServerWebExchange exchange, @Nullable Strin
 	 * Counts an answer of the exchange on its rollout's side, if it is judged.
 	 * @param status the status the client got
 	 * @param latencyNanos how long the answer took
+	 * @param attempt the attempt that answered: a success counted is judged again if its
+	 * body breaks
 	 */
-	void answered(int status, long latencyNanos) {
+	void answered(int status, long latencyNanos, Attempt attempt) {
 		RolloutWindow rollout = this.rollout;
-		if (rollout != null) {
-			rollout.answered(this.rolloutClient, status, latencyNanos);
+		if (rollout != null && rollout.answered(this.rolloutClient, status, latencyNanos)) {
+			attempt.judgeBody(rollout, this.rolloutClient);
 		}
 	}
 

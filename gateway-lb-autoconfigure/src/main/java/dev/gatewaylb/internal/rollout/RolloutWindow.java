@@ -108,27 +108,43 @@ public final class RolloutWindow {
 	 * @param client the hash of the client's identity
 	 * @param status the answer's status
 	 * @param latencyNanos from sending the request to the response's headers
+	 * @return whether it was counted as a success, which a body that breaks later
+	 * {@link #bodyBroke turns into an error}
 	 */
-	public void answered(int client, int status, long latencyNanos) {
+	public boolean answered(int client, int status, long latencyNanos) {
 		if (this.plan.isError(status)) {
 			failed(client);
+			return false;
 		}
-		else {
-			succeeded(client, latencyNanos);
-		}
+		return succeeded(client, latencyNanos);
 	}
 
 	/**
 	 * Records an answered attempt, unless its client has had its share of the interval.
 	 * @param client the hash of the client's identity
 	 * @param latencyNanos from sending the request to the response's headers
+	 * @return whether it was counted
 	 */
-	public void succeeded(int client, long latencyNanos) {
+	public boolean succeeded(int client, long latencyNanos) {
 		int slot = admit(client);
-		if (slot >= 0) {
-			count(slot, false);
-			this.recorder.recordValue(Math.min(Math.max(latencyNanos / 1000, 1), MAX_MICROS));
+		if (slot < 0) {
+			return false;
 		}
+		count(slot, false);
+		this.recorder.recordValue(Math.min(Math.max(latencyNanos / 1000, 1), MAX_MICROS));
+		return true;
+	}
+
+	/**
+	 * Turns a counted success into an error: the body of an answer whose headers were
+	 * counted broke off before its end, and the client got a truncated answer. Called
+	 * once per answer, only for one {@link #answered} counted as a success, so that the
+	 * errors stay among the requests counted and within the client's share.
+	 * @param client the hash of the client's identity
+	 */
+	public void bodyBroke(int client) {
+		this.errors.increment();
+		this.slotErrors.incrementAndGet(slot(client));
 	}
 
 	/**

@@ -60,6 +60,24 @@ class RolloutWindowTests {
 	}
 
 	@Test
+	void aBodyThatBreaksTurnsItsCountedSuccessIntoAnErrorOfItsClient() {
+		RolloutWindow window = new RolloutWindow(plan(10, 0));
+		int[] clients = apart(window, 2);
+		for (int i = 0; i < 10; i++) {
+			assertThat(window.answered(clients[0], 200, 1_000_000)).isTrue();
+		}
+		assertThat(window.answered(clients[0], 200, 1_000_000)).as("past the client's share").isFalse();
+		assertThat(window.answered(clients[1], 503, 1_000_000)).as("an error is no success to judge again").isFalse();
+		window.bodyBroke(clients[0]);
+		window.bodyBroke(clients[0]);
+		Rollout.Window counted = drained(window);
+		assertThat(counted.requests()).isEqualTo(11);
+		assertThat(counted.errors()).isEqualTo(3);
+		assertThat(counted.topClientErrors()).as("client 0's two broken bodies").isEqualTo(2);
+		assertThat(counted.topClientRequests()).isEqualTo(10);
+	}
+
+	@Test
 	void withoutALimitEveryAnswerCountsAndClientsAreStillCounted() {
 		RolloutWindow window = new RolloutWindow(plan(0, 0));
 		int[] clients = apart(window, 4);
