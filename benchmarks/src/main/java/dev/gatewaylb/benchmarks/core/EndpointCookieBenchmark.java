@@ -75,8 +75,7 @@ public class EndpointCookieBenchmark {
 	public int follow() {
 		// As ProxiedExchange.follow reads it: in place, no copy of the value.
 		long bounds = Cookies.bounds(this.line, "GWLB_ENDPOINT");
-		if (bounds == Cookies.ABSENT
-				|| this.cookie.check(this.line, Cookies.start(bounds), Cookies.end(bounds)) < 0) {
+		if (bounds == Cookies.ABSENT || this.cookie.check(this.line, Cookies.start(bounds), Cookies.end(bounds)) < 0) {
 			return -1;
 		}
 		return this.snapshot.follow(this.cookie.checkedEndpointId());
