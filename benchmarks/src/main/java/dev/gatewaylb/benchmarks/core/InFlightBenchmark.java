@@ -70,8 +70,9 @@ public class InFlightBenchmark {
 		this.balancer = Fixtures.balancer(this.algorithm, Fixtures.endpoints(this.endpoints, false));
 		this.overload = OverloadState.FEATURE.next(null,
 				new ConcurrencySettings(new ConcurrencyLimits(ConcurrencyLimits.Algorithm.GRADIENT2, 20, 1, 500), null,
-						Map.of(), Duration.ZERO),
-				new Feature.Context("svc", System::nanoTime));
+						Map.of(), Duration.ZERO, ConcurrencySettings.NONE.maxWaitPerClient(),
+						ConcurrencySettings.NONE.dropStatuses()),
+				new Feature.Context("svc", System::nanoTime, System::currentTimeMillis));
 		this.keys = (this.algorithm == Algorithm.CONSISTENT_HASH) ? Fixtures.clientAddresses()
 				: new String[Fixtures.KEYS];
 		this.load = Load.apply(this.balancer.snapshot(), 0);
