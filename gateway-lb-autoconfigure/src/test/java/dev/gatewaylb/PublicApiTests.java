@@ -67,8 +67,9 @@ class PublicApiTests {
 			"dev.gatewaylb.bus.RolloutVerdictEvent", "dev.gatewaylb.bus.FleetStateRequestEvent",
 			"dev.gatewaylb.bus.FleetStateEvent",
 			// The SPIs, and the types their signatures need.
-			"dev.gatewaylb.gateway.discovery.InstanceSource", "dev.gatewaylb.gateway.upstream.UpstreamObserver",
-			"dev.gatewaylb.rollout.FleetDecisions", "dev.gatewaylb.rollout.RolloutAction",
+			"dev.gatewaylb.gateway.discovery.InstanceSource", "dev.gatewaylb.gateway.discovery.SourceStatus",
+			"dev.gatewaylb.gateway.upstream.UpstreamObserver", "dev.gatewaylb.rollout.FleetDecisions",
+			"dev.gatewaylb.rollout.RolloutAction",
 			// The filter beans and their orders.
 			"dev.gatewaylb.gateway.filter.AttemptFilter", "dev.gatewaylb.gateway.filter.InFlightReleaseFilter",
 			"dev.gatewaylb.gateway.filter.UpstreamRoutingFilter", "dev.gatewaylb.gateway.filter.GrpcTrailersOnly",

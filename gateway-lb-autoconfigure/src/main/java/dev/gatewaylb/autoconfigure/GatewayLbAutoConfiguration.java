@@ -120,8 +120,9 @@ public final class GatewayLbAutoConfiguration {
 	static class HealthConfiguration {
 
 		@Bean
-		GatewayLbHealthIndicator gatewayLbHealthIndicator(ScheduledControlThread control) {
-			return new GatewayLbHealthIndicator(control);
+		GatewayLbHealthIndicator gatewayLbHealthIndicator(ScheduledControlThread control,
+				ObjectProvider<InstanceSource> source) {
+			return new GatewayLbHealthIndicator(control, source.getIfAvailable());
 		}
 
 	}

@@ -2,7 +2,9 @@ package dev.gatewaylb.gateway.discovery;
 
 import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.client.ServiceInstance;
@@ -37,6 +39,28 @@ public interface InstanceSource {
 	 */
 	default Mono<Set<String>> services() {
 		return Mono.just(Set.of());
+	}
+
+	/**
+	 * Registers who to tell when a service's instances change, for a source that hears of
+	 * changes as they happen (a watch): the service is then read again at once, not at
+	 * the next poll a second later. Called once, before the first poll. A source that
+	 * hears of nothing leaves this alone (the default): every service is read once a
+	 * second.
+	 * @param changed takes the id of a service whose instances changed, from any thread;
+	 * cheap, it only asks for a read
+	 */
+	default void onChange(Consumer<String> changed) {
+	}
+
+	/**
+	 * Returns what the source says of its view of discovery, for a source that keeps one
+	 * (a watch); {@code null} for one that reads discovery at every poll (the default).
+	 * Called from the health endpoint's thread: it must not block.
+	 * @return the status, or {@code null}
+	 */
+	default @Nullable SourceStatus status() {
+		return null;
 	}
 
 }

@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.gatewaylb.gateway.discovery.InstanceSource;
+import dev.gatewaylb.gateway.discovery.SourceStatus;
 import dev.gatewaylb.internal.control.ControlThread;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -17,8 +20,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * windows, rollout ticks) has not ended a run for {@value #STUCK_AFTER_INTERVALS} of its
  * intervals, which means that the control thread is stuck (a discovery client that
  * blocks, a listener that never returns) and membership, health and rollouts have stopped
- * following the world; UP otherwise. Its details give each loop's interval, the age of
- * its last run and how many of its runs threw.
+ * following the world; DOWN too while an instance source with a view of its own (a
+ * Kubernetes watch) names a problem. UP otherwise. Its details give each loop's interval,
+ * the age of its last run and how many of its runs threw.
  * <p>
  * Reads only volatile fields the control thread writes, from the caller's thread: the
  * health endpoint never waits on the thread it watches.
@@ -33,12 +37,26 @@ public final class GatewayLbHealthIndicator implements HealthIndicator {
 
 	private final ControlThread control;
 
+	private final @Nullable InstanceSource source;
+
 	/**
 	 * Creates the indicator.
 	 * @param control the control thread whose loops it watches
 	 */
 	public GatewayLbHealthIndicator(ControlThread control) {
+		this(control, null);
+	}
+
+	/**
+	 * Creates the indicator.
+	 * @param control the control thread whose loops it watches
+	 * @param source where instances come from: a source with a view of its own (a watch)
+	 * shows it under {@code discovery}, and one that names a problem makes the indicator
+	 * DOWN
+	 */
+	public GatewayLbHealthIndicator(ControlThread control, @Nullable InstanceSource source) {
 		this.control = Objects.requireNonNull(control, "control");
+		this.source = source;
 	}
 
 	@Override
@@ -57,7 +75,22 @@ public final class GatewayLbHealthIndicator implements HealthIndicator {
 				stuck.add(job.name());
 			}
 		}
-		Health.Builder health = stuck.isEmpty() ? Health.up() : Health.down().withDetail("stuck", stuck);
+		SourceStatus status = (this.source != null) ? this.source.status() : null;
+		boolean down = !stuck.isEmpty() || (status != null && status.problem() != null);
+		Health.Builder health = down ? Health.down() : Health.up();
+		if (!stuck.isEmpty()) {
+			health.withDetail("stuck", stuck);
+		}
+		if (status != null) {
+			Map<String, Object> discovery = new LinkedHashMap<>();
+			discovery.put("source", status.source());
+			discovery.put("inSync", status.inSync());
+			discovery.put("lastSync", (status.lastSync() != null) ? status.lastSync().toString() : null);
+			if (status.problem() != null) {
+				discovery.put("problem", status.problem());
+			}
+			health.withDetail("discovery", discovery);
+		}
 		return health.withDetail("loops", loops).build();
 	}
 

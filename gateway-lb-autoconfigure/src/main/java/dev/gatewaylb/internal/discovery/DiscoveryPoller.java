@@ -83,7 +83,19 @@ public final class DiscoveryPoller {
 	 */
 	public synchronized void start() {
 		if (this.polling == null) {
+			this.source.onChange((serviceId) -> this.control.execute(() -> pollChanged(serviceId)));
 			this.polling = this.control.every("discovery-poll", POLL_INTERVAL, this::pollAll);
+		}
+	}
+
+	/**
+	 * Reads a service the source says changed, at once. Control thread.
+	 */
+	private void pollChanged(String serviceId) {
+		for (Watch watch : this.watches) {
+			if (watch.serviceId.equalsIgnoreCase(serviceId)) {
+				poll(watch);
+			}
 		}
 	}
 
@@ -128,6 +140,9 @@ public final class DiscoveryPoller {
 
 	private void poll(Watch watch) {
 		if (watch.polling) {
+			// A read is under way, perhaps from before the change that asks for this
+			// one: read again once it is in.
+			watch.again = true;
 			return;
 		}
 		watch.polling = true;
@@ -146,13 +161,22 @@ public final class DiscoveryPoller {
 			watch.polling = false;
 			if (!watch.removed) {
 				answered(watch, list);
+				pollAgainIfAsked(watch);
 			}
 		}), (error) -> this.control.execute(() -> {
 			watch.polling = false;
 			if (!watch.removed) {
 				failed(watch, error);
+				pollAgainIfAsked(watch);
 			}
 		}));
+	}
+
+	private void pollAgainIfAsked(Watch watch) {
+		if (watch.again) {
+			watch.again = false;
+			poll(watch);
+		}
 	}
 
 	private void failed(Watch watch, Throwable error) {
@@ -329,6 +353,11 @@ public final class DiscoveryPoller {
 		private Membership membership = Membership.EMPTY;
 
 		private boolean polling;
+
+		/**
+		 * Whether the source said the service changed while a read was under way.
+		 */
+		private boolean again;
 
 		private boolean removed;
 

@@ -43,6 +43,13 @@ public record Member(ServiceInstance instance, Endpoint endpoint, String host, i
 	public static final String PRIORITY_KEY = "priority";
 
 	/**
+	 * The instance metadata key that says an instance is going away (a terminating pod
+	 * that still serves): {@code true} drains it, its requests in flight and its sessions
+	 * finish, and it takes no new picks.
+	 */
+	public static final String DRAINING_KEY = "gateway.lb.draining";
+
+	/**
 	 * Describes an instance without a priority.
 	 * @param instance the instance
 	 * @param weight its weight, already read from its metadata
@@ -95,7 +102,17 @@ public record Member(ServiceInstance instance, Endpoint endpoint, String host, i
 	 * @return whether the same
 	 */
 	public boolean sameAs(Member other) {
-		return this.endpoint.equals(other.endpoint) && this.secure == other.secure;
+		return this.endpoint.equals(other.endpoint) && this.secure == other.secure && draining() == other.draining();
+	}
+
+	/**
+	 * Returns whether discovery says the instance is going away: its metadata
+	 * {@link #DRAINING_KEY} is {@code true}.
+	 * @return whether it drains
+	 */
+	public boolean draining() {
+		Map<String, String> metadata = this.instance.getMetadata();
+		return metadata != null && "true".equalsIgnoreCase(metadata.get(DRAINING_KEY));
 	}
 
 }

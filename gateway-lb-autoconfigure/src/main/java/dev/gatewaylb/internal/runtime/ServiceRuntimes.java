@@ -397,6 +397,19 @@ public final class ServiceRuntimes {
 				ServiceRuntime current = slot.runtime;
 				Snapshot<Member> before = current.snapshot();
 				publish(current, before, current.balancer().update(next.members()));
+				// Discovery says these are going away (a terminating pod that still
+				// serves): drained, whatever max-drain-percent says, as they leave
+				// anyway.
+				// Never undrained here: an operator's drain is not discovery's to undo.
+				for (Member member : next.members()) {
+					if (member.draining()) {
+						Snapshot<Member> undrained = current.snapshot();
+						Snapshot<Member> drained = current.balancer().drain(member.endpoint().address(), true);
+						if (drained != null && drained != undrained) {
+							publish(current, undrained, drained);
+						}
+					}
+				}
 				List<Member> departed = previous.departedIn(next);
 				if (!departed.isEmpty()) {
 					ServiceRuntimes.this.retirement.departed(departed, () -> slot.runtime.upstreamOrNull(),

@@ -71,4 +71,42 @@ class GatewayLbHealthIndicatorTests {
 		assertThat(this.indicator.health().getStatus()).isEqualTo(Status.UP);
 	}
 
+	@Test
+	void aSourceWithAViewOfItsOwnShowsItAndIsDownWhileItNamesAProblem() {
+		java.util.concurrent.atomic.AtomicReference<dev.gatewaylb.gateway.discovery.SourceStatus> status = new java.util.concurrent.atomic.AtomicReference<>(
+				new dev.gatewaylb.gateway.discovery.SourceStatus("kubernetes", true,
+						java.time.Instant.parse("2026-12-06T10:00:00Z"), null));
+		dev.gatewaylb.gateway.discovery.InstanceSource source = new dev.gatewaylb.gateway.discovery.InstanceSource() {
+
+			@Override
+			public boolean balancesHere(String serviceId) {
+				return true;
+			}
+
+			@Override
+			public reactor.core.publisher.Mono<java.util.List<org.springframework.cloud.client.ServiceInstance>> instances(
+					String serviceId) {
+				return reactor.core.publisher.Mono.just(java.util.List.of());
+			}
+
+			@Override
+			public dev.gatewaylb.gateway.discovery.SourceStatus status() {
+				return status.get();
+			}
+
+		};
+		GatewayLbHealthIndicator indicator = new GatewayLbHealthIndicator(this.control, source);
+		Health inSync = indicator.health();
+		assertThat(inSync.getStatus()).isEqualTo(Status.UP);
+		assertThat(inSync.getDetails()).containsEntry("discovery",
+				java.util.Map.of("source", "kubernetes", "inSync", true, "lastSync", "2026-12-06T10:00:00Z"));
+		status.set(new dev.gatewaylb.gateway.discovery.SourceStatus("kubernetes", false,
+				java.time.Instant.parse("2026-12-06T10:00:00Z"), "the watch of namespace shop has been down for 91 s"));
+		Health down = indicator.health();
+		assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+		assertThat(down.getDetails().get("discovery").toString()).contains("down for 91 s");
+		assertThat(this.indicator.health().getDetails()).as("a polled source shows nothing")
+			.doesNotContainKey("discovery");
+	}
+
 }

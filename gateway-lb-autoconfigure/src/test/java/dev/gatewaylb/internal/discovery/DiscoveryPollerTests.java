@@ -240,6 +240,62 @@ class DiscoveryPollerTests {
 		assertThat(this.heard).containsExactly("svc: [] -> [a:1, b:1000]", "svc ready");
 	}
 
+	@Test
+	void aSourceThatHearsOfChangesHasTheServiceReadAtOnceAndAgainWhenAReadWasUnderWay() {
+		java.util.concurrent.atomic.AtomicReference<java.util.function.Consumer<String>> pushes = new java.util.concurrent.atomic.AtomicReference<>();
+		DiscoveryPoller pushed = new DiscoveryPoller(new InstanceSource() {
+
+			@Override
+			public boolean balancesHere(String serviceId) {
+				return true;
+			}
+
+			@Override
+			public Mono<List<ServiceInstance>> instances(String serviceId) {
+				return DiscoveryPollerTests.this.answers.apply(serviceId);
+			}
+
+			@Override
+			public void onChange(java.util.function.Consumer<String> changed) {
+				pushes.set(changed);
+			}
+
+		}, this.control);
+		pushed.start();
+		answer(instance("a", 1));
+		this.control.execute(() -> pushed.watch("svc", new DiscoveryPoller.Listener() {
+
+			@Override
+			public void membersChanged(Membership previous, Membership next) {
+				DiscoveryPollerTests.this.heard.add(describe(previous) + " -> " + describe(next));
+			}
+
+			@Override
+			public void ready() {
+			}
+
+		}));
+		this.control.runDue();
+		this.heard.clear();
+		answer(instance("a", 1), instance("b", 1));
+		pushes.get().accept("SVC");
+		this.control.runDue();
+		assertThat(this.heard).as("read at once, no poll interval passed").containsExactly("[a:1] -> [a:1, b:1]");
+
+		// A read under way when the change is told: read again once it is in.
+		this.heard.clear();
+		reactor.core.publisher.Sinks.One<List<ServiceInstance>> slow = reactor.core.publisher.Sinks.one();
+		this.answers = (id) -> slow.asMono();
+		pushes.get().accept("svc");
+		this.control.runDue();
+		answer(instance("c", 1));
+		pushes.get().accept("svc");
+		this.control.runDue();
+		slow.tryEmitValue(List.of(instance("a", 1), instance("b", 1)));
+		this.control.runDue();
+		assertThat(this.heard).containsExactly("[a:1, b:1] -> [c:1]");
+	}
+
 	private void watch(String serviceId) {
 		this.control.execute(() -> this.poller.watch(serviceId, new DiscoveryPoller.Listener() {
 
