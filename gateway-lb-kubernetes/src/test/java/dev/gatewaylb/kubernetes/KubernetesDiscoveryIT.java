@@ -80,7 +80,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"spring.cloud.gateway.server.webflux.routes[4].id=big",
 				"spring.cloud.gateway.server.webflux.routes[4].uri=lb://big",
 				"spring.cloud.gateway.server.webflux.routes[4].predicates[0]=Path=/big/**",
-				"spring.cloud.gateway.server.webflux.routes[4].filters[0]=StripPrefix=1" })
+				"spring.cloud.gateway.server.webflux.routes[4].filters[0]=StripPrefix=1",
+				"spring.cloud.gateway.server.webflux.routes[5].id=roll",
+				"spring.cloud.gateway.server.webflux.routes[5].uri=lb://roll",
+				"spring.cloud.gateway.server.webflux.routes[5].predicates[0]=Path=/roll/**",
+				"spring.cloud.gateway.server.webflux.routes[5].filters[0]=StripPrefix=1" })
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class KubernetesDiscoveryIT {
 
@@ -104,6 +108,9 @@ class KubernetesDiscoveryIT {
 
 	@Autowired
 	MeterRegistry meters;
+
+	@Autowired
+	KubernetesInstanceSource source;
 
 	@AfterAll
 	static void stop() {
@@ -198,10 +205,15 @@ class KubernetesDiscoveryIT {
 		// Two ports and none named http: no port to balance on.
 		apply(slice("bad-2", "bad", "IPv4", List.of(new EndpointPortBuilder().withName("grpc").withPort(9000).build(),
 				new EndpointPortBuilder().withName("admin").withPort(9001).build()), ready(1, "zone-a")));
+		// A slice of no Service.
+		EndpointSlice unlabelled = slice("orphan", "bad", "IPv4", List.of(port("http")), ready(2, "zone-a"));
+		unlabelled.getMetadata().setLabels(java.util.Map.of());
+		apply(unlabelled);
 		awaitEndpoints("bad", PODS[0]);
 		Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
 			assertThat(rejected("bad", "no-addresses")).isGreaterThanOrEqualTo(1);
 			assertThat(rejected("bad", "unknown-port")).isGreaterThanOrEqualTo(1);
+			assertThat(rejected("", "no-service-label")).isEqualTo(1);
 		});
 		assertThat(served("/bad/", 5)).containsExactly("pod-1");
 	}
@@ -212,8 +224,18 @@ class KubernetesDiscoveryIT {
 		awaitEndpoints("shop", PODS[0], PODS[2]);
 		int apiPort = apiServer.getPort();
 		apiServer.destroy();
-		// Nothing is lost while it is away.
-		assertThat(served("/shop/", 20)).containsExactlyInAnyOrder("pod-1", "pod-3");
+		Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !this.source.status().inSync());
+		// Nothing is lost while it is away: 30 s of requests, every one answered by the
+		// endpoints it had.
+		Set<String> served = new HashSet<>();
+		long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		int requests = 0;
+		while (System.nanoTime() - until < 0) {
+			served.addAll(served("/shop/", 10));
+			requests += 10;
+		}
+		assertThat(served).as("%d requests with the API server away", requests)
+			.containsExactlyInAnyOrder("pod-1", "pod-3");
 		apiServer = apiServer(apiPort);
 		// The watch comes back with backoff and relists: a change made now is applied.
 		apply(slice("shop-1", "shop", "IPv4", List.of(port("http")), ready(0, "zone-a"), ready(1, "zone-a")));
@@ -222,6 +244,7 @@ class KubernetesDiscoveryIT {
 			.untilAsserted(() -> assertThat(addresses("shop")).containsExactlyInAnyOrder(address(PODS[0]),
 					address(PODS[1]), address(PODS[2])));
 		assertThat(served("/shop/", 30)).containsExactlyInAnyOrder("pod-1", "pod-2", "pod-3");
+		Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> this.source.status().inSync());
 	}
 
 	/**
@@ -291,6 +314,64 @@ class KubernetesDiscoveryIT {
 		System.out.printf("1,000 endpoints in 10 slices applied %.1f ms after the first create, %.1f ms after the"
 				+ " last; 200 changes reached the balancer: p50 %.1f ms, p99 %.1f ms, max %.1f ms after the API server's answer%n",
 				applied / 1e6, afterLast / 1e6, delays.get(99) / 1e6, delays.get(197) / 1e6, delays.get(199) / 1e6);
+	}
+
+	@Test
+	@Order(8)
+	void aRollingRestartUnderLoadGivesTheClientsNoError() throws Exception {
+		// Three old pods, replaced one by one: the new one ready, the old one terminating
+		// and serving, then gone, as the Deployment controller and the kubelet walk them.
+		List<Endpoint> endpoints = new ArrayList<>(List.of(ready(0, "zone-a"), ready(1, "zone-a"), ready(2, "zone-a")));
+		apply(slice("roll-1", "roll", "IPv4", List.of(port("http")), endpoints.toArray(Endpoint[]::new)));
+		awaitEndpoints("roll", PODS[0], PODS[1], PODS[2]);
+		java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+		java.util.concurrent.atomic.AtomicInteger answered = new java.util.concurrent.atomic.AtomicInteger();
+		List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+		List<Thread> clients = new ArrayList<>();
+		for (int c = 0; c < 4; c++) {
+			Thread client = new Thread(() -> {
+				while (running.get()) {
+					try {
+						HttpResponse<String> response = HTTP.send(get("/roll/?delay=20"),
+								HttpResponse.BodyHandlers.ofString());
+						if (response.statusCode() != 200) {
+							failures.add(response.statusCode() + " " + response.body());
+						}
+						answered.incrementAndGet();
+					}
+					catch (Exception ex) {
+						failures.add(ex.toString());
+					}
+				}
+			});
+			client.start();
+			clients.add(client);
+		}
+		try {
+			for (int old = 0; old < 3; old++) {
+				int next = old + 3;
+				endpoints.add(ready(next, "zone-a"));
+				endpoints.set(old, terminating(old, true));
+				apply(slice("roll-1", "roll", "IPv4", List.of(port("http")), endpoints.toArray(Endpoint[]::new)));
+				int drained = old;
+				Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> isDraining("roll", PODS[drained]));
+				int before = answered.get();
+				Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answered.get() >= before + 20);
+				endpoints.set(old, terminating(old, false));
+				apply(slice("roll-1", "roll", "IPv4", List.of(port("http")), endpoints.toArray(Endpoint[]::new)));
+				int after = answered.get();
+				Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answered.get() >= after + 20);
+			}
+		}
+		finally {
+			running.set(false);
+			for (Thread client : clients) {
+				client.join(10_000);
+			}
+		}
+		assertThat(failures).as("what the clients got during the restart").isEmpty();
+		awaitEndpoints("roll", PODS[3], PODS[4], PODS[5]);
+		assertThat(served("/roll/", 30)).containsExactlyInAnyOrder("pod-4", "pod-5", "pod-6");
 	}
 
 	private static KubernetesMockServer apiServer(int port) {
