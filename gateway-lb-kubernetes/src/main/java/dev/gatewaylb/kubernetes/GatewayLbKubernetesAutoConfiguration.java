@@ -53,6 +53,13 @@ public class GatewayLbKubernetesAutoConfiguration {
 			source.ownClient();
 		}
 		source.start();
+		try {
+			source.checkPorts(serviceIds(environment));
+		}
+		catch (RuntimeException ex) {
+			source.close();
+			throw ex;
+		}
 		return source;
 	}
 
@@ -61,6 +68,17 @@ public class GatewayLbKubernetesAutoConfiguration {
 			return configured;
 		}
 		return (clients != null && !clients.isBlank()) ? clients : "default";
+	}
+
+	/**
+	 * Returns the ids configured under {@code gateway.lb.services}, whatever their keys.
+	 */
+	static java.util.Set<String> serviceIds(Environment environment) {
+		// Values as nested maps: a block with no kubernetes key still names its id.
+		return Binder.get(environment)
+			.bind("gateway.lb.services", Bindable.mapOf(String.class, Object.class))
+			.map(Map::keySet)
+			.orElse(java.util.Set.of());
 	}
 
 	/**

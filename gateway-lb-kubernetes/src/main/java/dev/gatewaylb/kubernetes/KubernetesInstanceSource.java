@@ -172,6 +172,47 @@ public final class KubernetesInstanceSource implements InstanceSource, AutoClose
 				+ "; grant its service account list and watch on them (a Role and RoleBinding, docs/kubernetes.md)";
 	}
 
+	/**
+	 * Fails start-up when a configured service's Service has several ports, none named
+	 * {@code http}, and its block names none: waits for the first listing of the
+	 * namespaces for at most {@code initial-sync-timeout}, then checks each service on
+	 * what is known (a service known only later, or only by a route, is reported in the
+	 * log when first read, and balances nothing until the key is set).
+	 * @param serviceIds the ids configured under {@code gateway.lb.services}
+	 * @throws IllegalStateException naming
+	 * {@code gateway.lb.services.<id>.kubernetes.port}
+	 */
+	void checkPorts(Set<String> serviceIds) {
+		long deadline = this.startedNanos + this.initialSyncTimeout.toNanos();
+		for (NamespaceWatch watch : this.watches.values()) {
+			long left = deadline - System.nanoTime();
+			if (left <= 0) {
+				break;
+			}
+			try {
+				watch.synced().get(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+			}
+			catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException ex) {
+				// Not listed in time: nothing to check against; the watch keeps trying.
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
+		for (String serviceId : serviceIds) {
+			ServiceTarget target = target(serviceId);
+			NamespaceWatch watch = this.watches.get(target.namespace());
+			if (watch == null) {
+				continue;
+			}
+			String problem = SliceInstances.of(serviceId, target, watch.slices(target.service()).all()).portProblem();
+			if (problem != null) {
+				throw new IllegalStateException(problem);
+			}
+		}
+	}
+
 	@Override
 	public boolean balancesHere(String serviceId) {
 		return this.balancing.balancesHere(serviceId);

@@ -268,13 +268,16 @@ class KubernetesDiscoveryIT {
 				.endTargetRef()
 				.build());
 		}
+		// The route's first request makes the gateway track the service, before the
+		// slices.
+		send("/big/");
+		Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> this.runtimes.find("big") != null);
 		long created = System.nanoTime();
 		for (int s = 0; s < 10; s++) {
 			apply(slice("big-" + s, "big", "IPv4", List.of(port("http")),
 					all.subList(s * 100, s * 100 + 100).toArray(Endpoint[]::new)));
 		}
 		long lastCreated = System.nanoTime();
-		send("/big/");
 		Awaitility.await()
 			.atMost(Duration.ofSeconds(20))
 			.pollInterval(Duration.ofMillis(1))

@@ -3,6 +3,7 @@ package dev.gatewaylb.kubernetes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.gatewaylb.gateway.discovery.InstanceSource;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
@@ -64,6 +65,41 @@ class KubernetesStartupTests {
 	}
 
 	@Test
+	void aConfiguredServiceWhoseServiceHasSeveralPortsAndNoneNamedHttpFailsStartUpNamingTheKey() {
+		KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(),
+				new io.fabric8.mockwebserver.MockWebServer(), new java.util.HashMap<>(),
+				new io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher(), false);
+		server.init();
+		try (KubernetesClient client = server.createClient()) {
+			client.discovery()
+				.v1()
+				.endpointSlices()
+				.inNamespace("store")
+				.resource(SliceInstancesTests.slice("multi-1", "IPv4",
+						List.of(SliceInstancesTests.port("grpc", 9000), SliceInstancesTests.port("admin", 9001)),
+						SliceInstancesTests.endpoint("10.0.0.1", "pod-1", true, null, null)))
+				.create();
+			KubernetesInstanceSource unnamed = new KubernetesInstanceSource(client, "store", Map.of(),
+					Duration.ofSeconds(5), BALANCES_ALL, null);
+			unnamed.start();
+			// The slice's Service is "shop" (SliceInstancesTests' label).
+			assertThatIllegalStateException().isThrownBy(() -> unnamed.checkPorts(Set.of("shop")))
+				.withMessageContaining("set gateway.lb.services.shop.kubernetes.port");
+			unnamed.close();
+			KubernetesInstanceSource named = new KubernetesInstanceSource(client, "store",
+					Map.of("shop", new ServiceTarget("store", "shop", "grpc")), Duration.ofSeconds(5), BALANCES_ALL,
+					null);
+			named.start();
+			named.checkPorts(Set.of("shop"));
+			assertThat(named.instances("shop").block()).extracting(ServiceInstance::getPort).containsExactly(9000);
+			named.close();
+		}
+		finally {
+			server.destroy();
+		}
+	}
+
+	@Test
 	void badKeysNameThePropertyAndTheValue() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new KubernetesDiscoveryProperties(true, "Not_A_Namespace", Duration.ofSeconds(10)))
@@ -89,6 +125,8 @@ class KubernetesStartupTests {
 		Map<String, ServiceTarget> targets = GatewayLbKubernetesAutoConfiguration.targets(environment, "default");
 		assertThat(targets).isEqualTo(Map.of("shop", new ServiceTarget("store", "shop-v2", "web")));
 		assertThat(ServiceTarget.of("Cart", "default")).isEqualTo(new ServiceTarget("default", "cart", null));
+		assertThat(GatewayLbKubernetesAutoConfiguration.serviceIds(environment)).containsExactlyInAnyOrder("Shop",
+				"cart");
 	}
 
 }
