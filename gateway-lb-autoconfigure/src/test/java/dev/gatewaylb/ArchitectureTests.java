@@ -25,9 +25,9 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * but for the binding records' parsers, the filter beans (thin shells around
  * {@code internal.exchange}) and the auto-configuration, which wires everything.</li>
  * <li>The pure cores import the JDK and each other only: {@code balance},
- * {@code request}, {@code retry} and {@code control} the JDK alone; {@code split},
- * {@code health} and {@code affinity.core} the JDK (its MAC included) and
- * {@code balance}; {@code hedging.core} HdrHistogram and {@code retry};
+ * {@code request}, {@code retry}, {@code control} and {@code loadreports.core} the JDK
+ * alone; {@code split}, {@code health} and {@code affinity.core} the JDK (its MAC
+ * included) and {@code balance}; {@code hedging.core} HdrHistogram and {@code retry};
  * {@code overload.core} Netflix concurrency-limits and {@code balance}; {@code rollout}
  * HdrHistogram, {@code control} and the rollout SPI.</li>
  * <li>The request path's layers depend inward only: exchange, then runtime, then
@@ -78,8 +78,8 @@ class ArchitectureTests {
 	}
 
 	@Test
-	void balanceRequestRetryAndControlImportTheJdkOnly() {
-		for (String core : List.of("balance", "request", "retry", "control")) {
+	void balanceRequestRetryControlAndLoadReportsImportTheJdkOnly() {
+		for (String core : List.of("balance", "request", "retry", "control", "loadreports.core")) {
 			classes().that()
 				.resideInAPackage(INTERNAL + core + "..")
 				.should()
