@@ -449,14 +449,7 @@ public final class Partitions {
 			this.admittedRate[i] += LOAD_SMOOTHING * (admittedNow - this.admittedRate[i]);
 			this.offeredRate[i] += LOAD_SMOOTHING * (offeredNow - this.offeredRate[i]);
 			long share = share(i, limit);
-			long allowance = (long) Math.ceil(3 * Math.sqrt(share));
-			// The allowance stays while the demand fits the share with it: a partition
-			// shed a little at its share (a dip of the limit) has a demand just past the
-			// share, as the demand counts what was refused, and losing the allowance
-			// there
-			// would shed it more, a loop that feeds itself. A flood's demand is past
-			// both.
-			owed[i] = (share > 0 && demand(i) < share + allowance) ? share + allowance : share;
+			owed[i] = (share > 0 && demand(i) < share) ? share + (long) Math.ceil(3 * Math.sqrt(share)) : share;
 		}
 		// The places owed first: a request that reads the new limit reads them too.
 		this.owed = owed;

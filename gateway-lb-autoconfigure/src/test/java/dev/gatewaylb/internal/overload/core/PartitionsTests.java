@@ -130,31 +130,6 @@ class PartitionsTests {
 	}
 
 	@Test
-	void aPartitionShedALittleAtItsShareKeepsItsAllowance() {
-		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
-		int critical = partitions.indexOf("critical");
-		partitions.serviceLimit(18);
-		// critical at its share, 15 in flight, a tenth of its requests refused (a dip of
-		// the limit): a demand of about 16.7, past its share of 15, within 15 + 12.
-		acquire(partitions, critical, 15);
-		for (int tick = 0; tick < 60; tick++) {
-			for (int i = 0; i < 90; i++) {
-				partitions.acquire(critical);
-				partitions.release(critical);
-			}
-			for (int i = 0; i < 10; i++) {
-				partitions.refused(critical);
-			}
-			partitions.serviceLimit(18);
-		}
-		assertThat(partitions.underShare(critical)).as("15 of 15 + 12: the allowance stays").isTrue();
-		acquire(partitions, critical, 11);
-		assertThat(partitions.underShare(critical)).as("26 of 27").isTrue();
-		partitions.acquire(critical);
-		assertThat(partitions.underShare(critical)).as("27 of 27").isFalse();
-	}
-
-	@Test
 	void aClientHoldsAtMostItsShareOfTheWaitQueueAndIsForgottenWithItsLastWaiter() {
 		Partitions partitions = Partitions.of(Map.of());
 		int rest = partitions.indexOf(null);
