@@ -275,13 +275,6 @@ public final class KubernetesInstanceSource implements InstanceSource, AutoClose
 		return new SourceStatus("kubernetes", inSync, lastSync, problem);
 	}
 
-	/**
-	 * Returns the namespaces watched, sorted.
-	 */
-	public List<String> namespaces() {
-		return NamespaceWatch.names(this.watches.values());
-	}
-
 	private ServiceTarget target(String serviceId) {
 		ServiceTarget target = this.targets.get(serviceId.toLowerCase(Locale.ROOT));
 		return (target != null) ? target : ServiceTarget.of(serviceId, this.namespace);

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -275,10 +274,6 @@ final class NamespaceWatch implements ResourceEventHandler<EndpointSlice>, AutoC
 			return this.slices.values();
 		}
 
-	}
-
-	static List<String> names(Collection<NamespaceWatch> watches) {
-		return watches.stream().map(NamespaceWatch::namespace).sorted().toList();
 	}
 
 }

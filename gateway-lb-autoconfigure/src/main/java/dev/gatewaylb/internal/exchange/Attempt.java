@@ -14,7 +14,6 @@ import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
 import dev.gatewaylb.internal.overload.OverloadState;
-import dev.gatewaylb.internal.rollout.RolloutWindow;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
@@ -66,7 +65,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	static {
 		try {
 			SETTLED = MethodHandles.lookup().findVarHandle(Attempt.class, "settled", Outcome.Kind.class);
-			BODY_JUDGE = MethodHandles.lookup().findVarHandle(Attempt.class, "bodyJudge", BodyJudge.class);
+			BODY_JUDGE = MethodHandles.lookup().findVarHandle(Attempt.class, "bodyJudge", SplitDecision.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -134,7 +133,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * {@link #judgeBody} and the settle, so the side hears of a broken body once.
 	 */
 	@SuppressWarnings("unused") // accessed through BODY_JUDGE
-	private volatile @Nullable BodyJudge bodyJudge;
+	private volatile @Nullable SplitDecision bodyJudge;
 
 	/**
 	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
@@ -298,22 +297,21 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * A rollout's side counted the attempt's headers as a success: if its body breaks
 	 * ({@link Outcome.Kind#BODY_FAILED}), before or after this call, the side counts an
 	 * error for the client instead, who got a truncated answer.
-	 * @param window the side
-	 * @param client the hash of the client's identity on it
+	 * @param decision the split's decision: the side and the client on it
 	 */
-	void judgeBody(RolloutWindow window, int client) {
+	void judgeBody(SplitDecision decision) {
 		// Both sides write, then read the other's field (all volatile): at least one of
 		// them sees the other, and the get-and-set lets only one tell the window.
-		BODY_JUDGE.setVolatile(this, new BodyJudge(window, client));
+		BODY_JUDGE.setVolatile(this, decision);
 		if (SETTLED.getVolatile(this) == Outcome.Kind.BODY_FAILED) {
 			bodyBroke();
 		}
 	}
 
 	private void bodyBroke() {
-		BodyJudge judge = (BodyJudge) BODY_JUDGE.getAndSet(this, null);
+		SplitDecision judge = (SplitDecision) BODY_JUDGE.getAndSet(this, null);
 		if (judge != null) {
-			judge.window().bodyBroke(judge.client());
+			judge.bodyBroke();
 		}
 	}
 
@@ -468,12 +466,6 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		 */
 		void sent(Attempt attempt, EventLoop eventLoop);
 
-	}
-
-	/**
-	 * A rollout's side and the client it counted an attempt's success for.
-	 */
-	private record BodyJudge(RolloutWindow window, int client) {
 	}
 
 }

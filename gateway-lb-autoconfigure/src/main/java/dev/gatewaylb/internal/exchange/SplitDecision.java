@@ -44,7 +44,18 @@ record SplitDecision(String service, ServerWebExchange exchange, @Nullable Strin
 	void answered(int status, long latencyNanos, Attempt attempt) {
 		RolloutWindow rollout = this.rollout;
 		if (rollout != null && rollout.answered(this.rolloutClient, status, latencyNanos)) {
-			attempt.judgeBody(rollout, this.rolloutClient);
+			attempt.judgeBody(this);
+		}
+	}
+
+	/**
+	 * Turns the success counted at an attempt's headers into an error of the same client:
+	 * its body broke off ({@link Attempt#judgeBody}).
+	 */
+	void bodyBroke() {
+		RolloutWindow rollout = this.rollout;
+		if (rollout != null) {
+			rollout.bodyBroke(this.rolloutClient);
 		}
 	}
 
