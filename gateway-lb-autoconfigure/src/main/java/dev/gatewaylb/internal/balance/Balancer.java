@@ -75,6 +75,12 @@ public final class Balancer<T> {
 	 */
 	private volatile Map<Integer, LevelSpill.Load> load = Map.of();
 
+	/**
+	 * Each address's scale from the endpoints' load reports ({@link LoadScales}), empty
+	 * while none are given. Guarded by the rebuild monitor.
+	 */
+	private Map<String, Integer> loadScales = Map.of();
+
 	private final AtomicReference<Snapshot<T>> current;
 
 	private final Object rebuildMonitor = new Object();
@@ -245,6 +251,30 @@ public final class Balancer<T> {
 	}
 
 	/**
+	 * Sets the weights the endpoints' own load reports give them, relative to their mean
+	 * (1 the mean weight): round-robin multiplies each endpoint's weight by its own,
+	 * least-requests and power of two choices divide its requests in flight (plus one) by
+	 * it. Weights are kept in steps of 1/{@value LoadScales#MEAN} of the mean, and the
+	 * snapshot is rebuilt only when a step changes, so a report that moves a weight by a
+	 * hair costs nothing. Called by the control thread, never per request.
+	 * @param weights each address's weight, above 0; an address not named takes the mean;
+	 * empty turns the weights off
+	 * @return whether the snapshot was rebuilt
+	 */
+	public boolean loadWeights(Map<String, Double> weights) {
+		Map<String, Integer> scales = LoadScales.of(weights);
+		synchronized (this.rebuildMonitor) {
+			if (scales.equals(this.loadScales)) {
+				return false;
+			}
+			this.loadScales = scales;
+			Snapshot<T> previous = this.current.get();
+			swap(build(previous.values(), previous.settings(), previous));
+			return true;
+		}
+	}
+
+	/**
 	 * Returns the request counter of each priority level the service has had.
 	 * @return the counters by priority, a live view
 	 */
@@ -298,7 +328,8 @@ public final class Balancer<T> {
 			draining[i] = this.draining.contains(endpoints.get(i).address());
 		}
 		Members members = new Members(endpoints.toArray(new Endpoint[0]), states.toArray(new EndpointState[0]),
-				draining, settings, this.nanoClock, this.random, this.rebuilds, now);
+				draining, settings, LoadScales.forEndpoints(this.loadScales, endpoints), this.nanoClock, this.random,
+				this.rebuilds, now);
 		Strategy strategy = Strategy.create(settings.algorithm(), members, this.roundRobinTicket);
 		Levels levels = Levels.of(members, settings.algorithm(),
 				(priority) -> this.levelTickets.computeIfAbsent(priority, (p) -> new AtomicLong()),

@@ -13,6 +13,10 @@ import org.jspecify.annotations.Nullable;
  * factor f counts as {@code (inFlight + 1) / f}, so a newcomer at 10% looks ten times as
  * busy as an idle peer. The counts are read without a common instant, so two concurrent
  * picks may both choose the same idle endpoint; the next picks see both requests.
+ * <p>
+ * With weights from the endpoints' load reports ({@link Balancer#loadWeights}), the count
+ * is weighed: the lowest {@code (inFlight + 1) / weight} wins, so at equal counts the
+ * endpoint that reports less load wins, and at equal reports the one with fewer requests.
  */
 final class LeastRequests implements Strategy {
 
@@ -33,6 +37,9 @@ final class LeastRequests implements Strategy {
 			}
 		}
 		EndpointState[] candidates = this.members.eligibleStates;
+		if (this.members.loadScale != null) {
+			return selectReported(eligible, candidates);
+		}
 		int best = -1;
 		int bestLoad = Integer.MAX_VALUE;
 		for (int i = 0; i < candidates.length; i++) {
@@ -49,11 +56,30 @@ final class LeastRequests implements Strategy {
 		return (best < 0) ? -1 : eligible[best];
 	}
 
+	/**
+	 * The scan when load reports weigh the endpoints: the lowest {@code (inFlight + 1) /
+	 * scale}, so an idle endpoint that reports more load than another idle one loses to
+	 * it, and the scan reads every endpoint.
+	 */
+	private int selectReported(int[] eligible, EndpointState[] candidates) {
+		int best = -1;
+		int bestLoad = 0;
+		for (int i = 0; i < candidates.length; i++) {
+			int load = candidates[i].inFlight();
+			if (best < 0 || this.members.lessLoaded(eligible[i], load, eligible[best], bestLoad)) {
+				best = i;
+				bestLoad = load;
+			}
+		}
+		return (best < 0) ? -1 : eligible[best];
+	}
+
 	private int selectRamping(int[] eligible, EndpointState[] states, long now) {
 		int best = -1;
 		double bestCost = Double.MAX_VALUE;
 		for (int index : eligible) {
-			double cost = (states[index].inFlight() + 1) / this.members.rampFactor(index, now);
+			double cost = (states[index].inFlight() + 1) / this.members.rampFactor(index, now)
+					/ this.members.loadScale(index);
 			if (cost < bestCost) {
 				best = index;
 				bestCost = cost;

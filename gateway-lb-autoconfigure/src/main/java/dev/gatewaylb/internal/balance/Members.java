@@ -6,6 +6,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The immutable part of a snapshot that every strategy reads: endpoints, their carried
  * state, which ones may be picked, and the ramp.
@@ -90,6 +92,14 @@ final class Members {
 
 	final BalancerSettings settings;
 
+	/**
+	 * Each endpoint's weight from the endpoints' own load reports, in
+	 * {@link LoadScales#MEAN}s ({@link LoadScales#MEAN} the mean), or {@code null} while
+	 * none are given: round-robin multiplies the weight by it, least-requests and power
+	 * of two choices divide the load by it.
+	 */
+	final int @Nullable [] loadScale;
+
 	final LongSupplier nanoClock;
 
 	final Supplier<? extends RandomGenerator> random;
@@ -111,8 +121,10 @@ final class Members {
 	private volatile boolean rampOver;
 
 	Members(Endpoint[] endpoints, EndpointState[] states, boolean[] draining, BalancerSettings settings,
-			LongSupplier nanoClock, Supplier<? extends RandomGenerator> random, Executor rebuilds, long nowNanos) {
+			int @Nullable [] loadScale, LongSupplier nanoClock, Supplier<? extends RandomGenerator> random,
+			Executor rebuilds, long nowNanos) {
 		this.endpoints = endpoints;
+		this.loadScale = loadScale;
 		this.rebuilds = rebuilds;
 		this.states = states;
 		this.draining = draining;
@@ -200,6 +212,7 @@ final class Members {
 		this.states = all.states;
 		this.draining = all.draining;
 		this.settings = all.settings;
+		this.loadScale = all.loadScale;
 		this.nanoClock = all.nanoClock;
 		this.random = all.random;
 		this.rebuilds = all.rebuilds;
@@ -289,6 +302,29 @@ final class Members {
 	 */
 	int weight(int index) {
 		return this.pickable[index] ? this.endpoints[index].weight() : 0;
+	}
+
+	/**
+	 * Returns the load-report scale of endpoint {@code index}: {@link LoadScales#MEAN}
+	 * when no reports are given.
+	 */
+	int loadScale(int index) {
+		int[] scale = this.loadScale;
+		return (scale != null) ? scale[index] : LoadScales.MEAN;
+	}
+
+	/**
+	 * Returns whether endpoint {@code b} is less loaded than endpoint {@code a}, their
+	 * requests in flight weighed by their load-report scales: {@code (inFlight + 1) /
+	 * scale}, compared multiplied out, so that at equal counts the endpoint that reports
+	 * less load wins and at equal reports the one with fewer requests.
+	 */
+	boolean lessLoaded(int b, int inFlightB, int a, int inFlightA) {
+		int[] scale = this.loadScale;
+		if (scale == null) {
+			return inFlightB < inFlightA;
+		}
+		return (inFlightB + 1L) * scale[a] < (inFlightA + 1L) * scale[b];
 	}
 
 	/**

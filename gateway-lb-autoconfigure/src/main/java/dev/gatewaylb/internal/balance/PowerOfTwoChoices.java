@@ -16,7 +16,11 @@ import org.jspecify.annotations.Nullable;
  * latency times {@code inFlight + 1} (Finagle's "expected time to serve one more
  * request"). An endpoint with requests in flight but no latency sample yet costs a large
  * penalty, so a newcomer that is slow to answer its first request is not flooded. A
- * ramping endpoint's cost is divided by its slow-start factor.
+ * ramping endpoint's cost is divided by its slow-start factor. With weights from the
+ * endpoints' load reports ({@link Balancer#loadWeights}), the in-flight cost is
+ * {@code (inFlight + 1) / weight}: at equal counts the endpoint that reports less load
+ * wins, and one that reported much still wins against a peer with many more requests, so
+ * it keeps answering and its next report is heard.
  *
  * @see <a href="https://www.eecs.harvard.edu/~michaelm/postscripts/mythesis.pdf">The
  * Power of Two Choices in Randomized Load Balancing</a>
@@ -48,7 +52,8 @@ final class PowerOfTwoChoices implements Strategy {
 		int a = eligible[first];
 		int b = eligible[second];
 		if (!this.members.mayRamp()) {
-			return (this.peakEwma ? cheaperPeakEwma(b, a) : inFlight(b) < inFlight(a)) ? b : a;
+			return (this.peakEwma ? cheaperPeakEwma(b, a) : this.members.lessLoaded(b, inFlight(b), a, inFlight(a))) ? b
+					: a;
 		}
 		long now = this.members.nanoClock.getAsLong();
 		return (cost(b, now) < cost(a, now)) ? b : a;
@@ -81,7 +86,11 @@ final class PowerOfTwoChoices implements Strategy {
 		if (this.members.mayRamp() && this.members.rampingAt(now)) {
 			cost = (this.peakEwma ? cost : cost + 1) / this.members.rampFactor(index, now);
 		}
-		return cost;
+		else if (!this.peakEwma) {
+			cost = cost + 1;
+		}
+		// The load reports' scale, as lessLoaded weighs it: (inFlight + 1) / scale.
+		return this.peakEwma ? cost : cost / this.members.loadScale(index);
 	}
 
 }

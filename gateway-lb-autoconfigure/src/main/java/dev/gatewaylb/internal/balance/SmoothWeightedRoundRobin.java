@@ -116,8 +116,11 @@ final class SmoothWeightedRoundRobin implements Strategy {
 		Endpoint[] endpoints = this.members.endpoints;
 		int[] weights = new int[endpoints.length];
 		boolean ramping = nowNanos != NEVER && this.members.rampingAt(nowNanos);
+		boolean reported = this.members.loadScale != null;
 		for (int i = 0; i < endpoints.length; i++) {
-			int weight = this.members.weight(i);
+			// Times the load reports' scale (a weight is bounded where it is bound, a
+			// scale by LoadScales.MAX: the product fits an int).
+			int weight = reported ? this.members.weight(i) * this.members.loadScale(i) : this.members.weight(i);
 			if (ramping && weight > 0) {
 				double scaled = weight * (double) RAMP_SCALE * this.members.rampFactor(i, nowNanos);
 				weight = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 2, Math.round(scaled)));
