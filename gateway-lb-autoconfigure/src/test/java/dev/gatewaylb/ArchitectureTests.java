@@ -51,7 +51,8 @@ class ArchitectureTests {
 	 * The feature packages under {@code dev.gatewaylb.internal}: each holds one feature's
 	 * settings mapping, per-service state, jobs, report section and meters.
 	 */
-	static final List<String> FEATURES = List.of("affinity", "overload", "mirror", "locality", "hedging", "rollout");
+	static final List<String> FEATURES = List.of("affinity", "overload", "mirror", "locality", "hedging", "rollout",
+			"loadreports");
 
 	static List<String> features() {
 		return FEATURES;

@@ -56,7 +56,43 @@ public record GatewayLbReport(long generation, @Nullable String lastError, Refre
 	public record ServiceReport(String algorithm, long slowStartMillis, String hashKey, double hashBalanceFactor,
 			boolean balanced, List<EndpointReport> endpoints, PoolReport pool, @Nullable HedgeReport hedge,
 			@Nullable ConcurrencyReport concurrency, @Nullable AffinityReport affinity,
-			@Nullable LocalityReport locality, @Nullable MirrorReport mirror) {
+			@Nullable LocalityReport locality, @Nullable MirrorReport mirror, @Nullable LoadReportsReport loadReports) {
+	}
+
+	/**
+	 * What a service's endpoints report of their own load, and the weights it gives them.
+	 *
+	 * @param utilization the fields that count as utilization, in order
+	 * @param weighing whether the service's algorithm weighs by the reports (round-robin,
+	 * least-requests, power-of-two-choices)
+	 * @param rejected reports refused, by reason
+	 * @param endpoints each endpoint's last report and weight
+	 */
+	public record LoadReportsReport(List<String> utilization, boolean weighing, Map<String, Long> rejected,
+			List<EndpointLoadReport> endpoints) {
+	}
+
+	/**
+	 * One endpoint's last load report and its weight; a field it did not report is
+	 * {@code null}.
+	 *
+	 * @param address {@code host:port}
+	 * @param utilization its utilization as the settings read it (0: none usable)
+	 * @param applicationUtilization {@code application_utilization}
+	 * @param cpuUtilization {@code cpu_utilization}
+	 * @param memUtilization {@code mem_utilization}
+	 * @param rps {@code rps_fractional}
+	 * @param eps {@code eps}
+	 * @param namedMetrics {@code named_metrics}
+	 * @param ageMillis how long ago the report came, -1 for none yet
+	 * @param weight its weight relative to the service's mean (1 the mean)
+	 * @param counted whether its own report gives the weight (false: in blackout, expired
+	 * or nothing usable, so it takes the mean)
+	 */
+	public record EndpointLoadReport(String address, @Nullable Double utilization,
+			@Nullable Double applicationUtilization, @Nullable Double cpuUtilization, @Nullable Double memUtilization,
+			@Nullable Double rps, @Nullable Double eps, Map<String, Double> namedMetrics, long ageMillis, double weight,
+			boolean counted) {
 	}
 
 	/**

@@ -37,6 +37,7 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param locality Zone-aware balancing: priority levels by zone, failover, spill, panic.
  * @param mirror Traffic mirroring: a copy of the service's requests to a shadow service,
  * whose answers are compared with the primary's and never reach the client.
+ * @param loadReports Weights from the load each endpoint reports of itself (ORCA).
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -50,13 +51,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable ConcurrencyProperties concurrency,
 		@NestedConfigurationProperty @Nullable AffinityProperties affinity,
 		@NestedConfigurationProperty @Nullable LocalityProperties locality,
-		@NestedConfigurationProperty @Nullable MirrorProperties mirror) {
+		@NestedConfigurationProperty @Nullable MirrorProperties mirror,
+		@NestedConfigurationProperty @Nullable LoadReportsProperties loadReports) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null, null, null, null, null);
+			null, null, null, null, null, null, null, null, null);
 
 	public ServiceProperties {
 		Bounds.checkDuration("slow-start", slowStart, Bounds.MAX_PERIOD);

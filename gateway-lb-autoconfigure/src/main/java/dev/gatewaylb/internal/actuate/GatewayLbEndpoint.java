@@ -26,6 +26,7 @@ import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.locality.LocalityState;
+import dev.gatewaylb.internal.loadreports.LoadReportsState;
 import dev.gatewaylb.internal.mirror.MirrorState;
 import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
@@ -245,7 +246,8 @@ public class GatewayLbEndpoint {
 				runtime.settings().hashKey().toString(), balancer.hashBalanceFactor(), runtime.isBalancedHere(),
 				endpoints, pool, runtime.feature(HedgeState.class).report(),
 				runtime.feature(OverloadState.class).report(), affinity.report(snapshot),
-				runtime.feature(LocalityState.class).report(snapshot), runtime.feature(MirrorState.class).report());
+				runtime.feature(LocalityState.class).report(snapshot), runtime.feature(MirrorState.class).report(),
+				runtime.feature(LoadReportsState.class).report(snapshot, runtime.nanoTime()));
 	}
 
 	private static @Nullable Integer concurrencyLimit(EndpointState state) {

@@ -5,6 +5,7 @@ import java.util.List;
 import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.locality.LocalityState;
+import dev.gatewaylb.internal.loadreports.LoadReportsState;
 import dev.gatewaylb.internal.mirror.MirrorState;
 import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.runtime.ServiceFeature;
@@ -22,7 +23,8 @@ public final class Features {
 			ServiceFeature.of(OverloadState.FEATURE, ServiceSettings::concurrency),
 			ServiceFeature.of(AffinityState.FEATURE, ServiceSettings::affinity),
 			ServiceFeature.of(LocalityState.FEATURE, (settings) -> settings.balancer().levels()),
-			ServiceFeature.of(MirrorState.FEATURE, ServiceSettings::mirror));
+			ServiceFeature.of(MirrorState.FEATURE, ServiceSettings::mirror),
+			ServiceFeature.of(LoadReportsState.FEATURE, ServiceSettings::loadReports));
 
 	private Features() {
 	}

@@ -7,6 +7,7 @@ import dev.gatewaylb.internal.affinity.AffinityState;
 import dev.gatewaylb.internal.feature.AnswerWatcher;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
+import dev.gatewaylb.internal.loadreports.LoadReportsState;
 import dev.gatewaylb.internal.mirror.Mirror;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.mirror.MirrorState;
@@ -299,6 +300,10 @@ public final class ProxiedExchange {
 				return Mono.empty();
 			}
 			int status = code.value();
+			// The endpoint's own load report, if the service reads them: out of the
+			// headers before the client gets them.
+			runtime.feature(LoadReportsState.class)
+				.read(attempt.member().endpoint().address(), status, response.getHeaders(), !response.isCommitted());
 			SplitDecision decision = this.decision;
 			if (decision != null) {
 				decision.answered(status, runtime.nanoTime() - attempt.startNanos(), attempt);

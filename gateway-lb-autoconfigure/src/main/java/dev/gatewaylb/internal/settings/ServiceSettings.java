@@ -8,6 +8,7 @@ import dev.gatewaylb.internal.balance.BalancerSettings;
 import dev.gatewaylb.internal.config.Layers;
 import dev.gatewaylb.internal.hedging.HedgeSettings;
 import dev.gatewaylb.internal.locality.Localities;
+import dev.gatewaylb.internal.loadreports.LoadReportsSettings;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.overload.ConcurrencySettings;
 import dev.gatewaylb.internal.request.HashKey;
@@ -28,10 +29,11 @@ import org.jspecify.annotations.Nullable;
  * @param concurrency how many requests each endpoint may have in flight
  * @param affinity which endpoint a session's requests stay on
  * @param mirror which shadow service gets a copy of the requests
+ * @param loadReports weights from what the endpoints report of their own load
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
 		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency,
-		AffinitySettings affinity, MirrorSettings mirror) {
+		AffinitySettings affinity, MirrorSettings mirror, LoadReportsSettings loadReports) {
 
 	/**
 	 * Every key of a service at its built-in default, under {@code gateway.lb.defaults}
@@ -41,7 +43,8 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 	static final ServiceProperties BUILT_IN = new ServiceProperties(BuiltInDefaults.ALGORITHM, java.time.Duration.ZERO,
 			BuiltInDefaults.HASH_KEY, 0.0, BuiltInDefaults.PEAK_EWMA, BuiltInDefaults.POOL, BuiltInDefaults.TIMEOUTS,
 			BuiltInDefaults.TLS, false, BuiltInDefaults.HEALTH, BuiltInDefaults.RETRY, HedgeSettings.BUILT_IN,
-			ConcurrencySettings.BUILT_IN, AffinitySettings.BUILT_IN, Localities.BUILT_IN, MirrorSettings.BUILT_IN);
+			ConcurrencySettings.BUILT_IN, AffinitySettings.BUILT_IN, Localities.BUILT_IN, MirrorSettings.BUILT_IN,
+			LoadReportsSettings.BUILT_IN);
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -53,6 +56,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(concurrency, "concurrency");
 		Objects.requireNonNull(affinity, "affinity");
 		Objects.requireNonNull(mirror, "mirror");
+		Objects.requireNonNull(loadReports, "loadReports");
 	}
 
 	/**
@@ -74,7 +78,8 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 				hashKey, upstream, health, retry, HedgeSettings.map(layers.group(ServiceProperties::hedge, "hedge")),
 				ConcurrencySettings.map(layers.group(ServiceProperties::concurrency, "concurrency")),
 				AffinitySettings.map(layers.group(ServiceProperties::affinity, "affinity")),
-				MirrorSettings.map(layers.group(ServiceProperties::mirror, "mirror")));
+				MirrorSettings.map(layers.group(ServiceProperties::mirror, "mirror")),
+				LoadReportsSettings.map(layers.group(ServiceProperties::loadReports, "load-reports")));
 	}
 
 	/**

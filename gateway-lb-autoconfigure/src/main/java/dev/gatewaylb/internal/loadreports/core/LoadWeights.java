@@ -42,10 +42,10 @@ public final class LoadWeights {
 	}
 
 	/**
-	 * Returns the weight a report gives, 0 when it gives none (no utilization, or no
-	 * queries): A58's formula, the reported {@code rps_fractional} and {@code eps} when
-	 * the report has a rate, else the gateway's own counts of the endpoint's answers and
-	 * errors.
+	 * Returns the weight a report gives, 0 when it gives none (no queries, or neither a
+	 * utilization nor errors): A58's formula, the reported {@code rps_fractional} and
+	 * {@code eps} when the report has a rate, else the gateway's own counts of the
+	 * endpoint's answers and errors.
 	 * @param report the report
 	 * @param settings the settings
 	 * @param ownQps the endpoint's answers per second, as the gateway counted them
@@ -57,10 +57,17 @@ public final class LoadWeights {
 		double qps = reportedRate ? report.rpsFractional() : ownQps;
 		double eps = reportedRate ? Math.max(report.eps(), 0) : ownEps;
 		double utilization = report.utilization(settings.utilization());
-		if (qps <= 0 || utilization <= 0) {
+		if (qps <= 0) {
 			return 0;
 		}
-		return qps / (utilization + eps / qps * settings.errorUtilizationPenalty());
+		double penalty = eps / qps * settings.errorUtilizationPenalty();
+		if (utilization <= 0 && penalty <= 0) {
+			return 0;
+		}
+		// No utilization but errors: weighed by its errors alone. gRPC gives such an
+		// endpoint the mean weight; an endpoint that fails half its requests would so
+		// draw as much as a healthy one by reporting nothing.
+		return qps / (Math.max(utilization, 0) + penalty);
 	}
 
 	/**

@@ -35,7 +35,11 @@ class LoadWeightsTests {
 	@Test
 	void aBackendReportingNoUtilizationWhileFailingHalfItsRequestsGetsOnlyItsPenalisedWeight() {
 		LoadReport lying = new LoadReport(0, 0, LoadReport.ABSENT, 100, 50, Map.of());
-		assertThat(LoadWeights.weight(lying, SETTINGS, 0, 0)).as("0 utilization is no weight: the mean").isZero();
+		// 100 / (0 + 50 / 100 x 1.0): not the mean, which a failing endpoint must not get
+		// by reporting nothing.
+		assertThat(LoadWeights.weight(lying, SETTINGS, 0, 0)).isCloseTo(200, within(1e-9));
+		LoadReport idle = new LoadReport(0, 0, LoadReport.ABSENT, 100, 0, Map.of());
+		assertThat(LoadWeights.weight(idle, SETTINGS, 0, 0)).as("0 utilization, no errors: the mean").isZero();
 		LoadReport failing = new LoadReport(0.01, LoadReport.ABSENT, LoadReport.ABSENT, 100, 50, Map.of());
 		// 100 / (0.01 + 0.5): the errors, not the tiny utilization, decide.
 		assertThat(LoadWeights.weight(failing, SETTINGS, 0, 0)).isCloseTo(100 / 0.51, within(1e-9));
