@@ -156,6 +156,9 @@
 #   LOCALITY_CONNECTIONS="4 16 64" LOCALITY_WORKERS=2 LOCALITY_SERVICE_MS=10
 #   LOCALITY_HOP_MS=2 LOCALITY_DURATION=8 LOCALITY_WARMUP=3 LOCALITY_JIT_WARMUP=20
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
+#   LOAD_REPORTS_SMALL=2 LOAD_REPORTS_LARGE=8 LOAD_REPORTS_SERVICE_MS=10 LOAD_REPORTS_PERCENT=80
+#   LOAD_REPORTS_WARMUP=20 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
+#   LOAD_REPORTS_ROWS="round-robin peak-ewma reports-round-robin reports-p2c"     load-reports
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
 #   SOAK_REQUESTS=500000 SOAK_WARMUP=100000 SOAK_CONNECTIONS=32 SOAK_STEP=20
@@ -233,6 +236,14 @@ LOCALITY_DURATION=${LOCALITY_DURATION:-8}
 LOCALITY_WARMUP=${LOCALITY_WARMUP:-3}
 LOCALITY_JIT_WARMUP=${LOCALITY_JIT_WARMUP:-20}
 LOCALITY_ALGORITHMS=${LOCALITY_ALGORITHMS:-"round-robin peak-ewma"}
+LOAD_REPORTS_SMALL=${LOAD_REPORTS_SMALL:-2}
+LOAD_REPORTS_LARGE=${LOAD_REPORTS_LARGE:-8}
+LOAD_REPORTS_SERVICE_MS=${LOAD_REPORTS_SERVICE_MS:-10}
+LOAD_REPORTS_PERCENT=${LOAD_REPORTS_PERCENT:-80}
+LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-20}
+LOAD_REPORTS_DURATION=${LOAD_REPORTS_DURATION:-30}
+LOAD_REPORTS_PATIENCE_MS=${LOAD_REPORTS_PATIENCE_MS:-10000}
+LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"round-robin peak-ewma reports-round-robin reports-p2c"}
 MIRROR_PERCENT=${MIRROR_PERCENT:-100}
 MIRROR_CONNECTIONS=${MIRROR_CONNECTIONS:-64}
 MIRROR_DURATION=${MIRROR_DURATION:-12}
@@ -253,6 +264,7 @@ SPORADIC_PORTS=(18097 18098 18099)
 WORKER_PORTS=(18101 18102 18103)
 LOCAL_PORTS=(18111 18112 18113)
 REMOTE_PORTS=(18114 18115 18116)
+REPORTING_PORTS=(18121 18122 18123 18124)
 SHADOW_PORTS=(18121 18122 18123)
 TAIL_ALGORITHMS=(round-robin least-requests power-of-two-choices peak-ewma)
 # Set by the tail scenario: a second configuration file on top of gateway.yml.
@@ -1797,6 +1809,114 @@ soak() {
 	}'
 }
 
+# The load-reports scenario (issue 42): four worker backends of unequal capacity, two of
+# LOAD_REPORTS_SMALL workers and two of LOAD_REPORTS_LARGE, LOAD_REPORTS_SERVICE_MS a
+# request, each reporting its busy workers as application_utilization; one gateway-lb
+# with a route per row: round-robin and peak-ewma (which read no report), and
+# round-robin and power-of-two-choices weighed by the reports. Each row, one
+# OpenLoopClient at LOAD_REPORTS_PERCENT% of the backends' total capacity:
+# LOAD_REPORTS_WARMUP s unrecorded (longer than blackout-period, 10 s, so that the
+# weights count), then LOAD_REPORTS_DURATION s recorded.
+write_load_reports_config() {
+	local file=$WORK/load-reports.properties route=0 row service i
+	{
+		for row in warm $LOAD_REPORTS_ROWS; do
+			service=reports-$row
+			for i in 0 1 2 3; do
+				echo "spring.cloud.discovery.client.simple.instances.$service[$i].uri=http://127.0.0.1:${REPORTING_PORTS[$i]}"
+			done
+			echo "spring.cloud.gateway.server.webflux.routes[$route].id=$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].uri=lb://$service"
+			echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/reports/$row/**"
+			route=$((route + 1))
+			case $row in
+				warm | round-robin) echo "gateway.lb.services.$service.algorithm=round-robin" ;;
+				peak-ewma) echo "gateway.lb.services.$service.algorithm=peak-ewma" ;;
+				reports-round-robin)
+					echo "gateway.lb.services.$service.algorithm=round-robin"
+					echo "gateway.lb.services.$service.load-reports.enabled=true"
+					;;
+				reports-p2c)
+					echo "gateway.lb.services.$service.algorithm=power-of-two-choices"
+					echo "gateway.lb.services.$service.load-reports.enabled=true"
+					;;
+			esac
+		done
+	} >"$file"
+	EXTRA_CONFIG=$file
+}
+
+load_reports() {
+	local capacity rate specs=()
+	capacity=$(((2 * LOAD_REPORTS_SMALL + 2 * LOAD_REPORTS_LARGE) * 1000 / LOAD_REPORTS_SERVICE_MS))
+	rate=$((capacity * LOAD_REPORTS_PERCENT / 100))
+	specs=("${REPORTING_PORTS[0]}:$LOAD_REPORTS_SMALL:$LOAD_REPORTS_SERVICE_MS" "${REPORTING_PORTS[1]}:$LOAD_REPORTS_SMALL:$LOAD_REPORTS_SERVICE_MS"
+		"${REPORTING_PORTS[2]}:$LOAD_REPORTS_LARGE:$LOAD_REPORTS_SERVICE_MS" "${REPORTING_PORTS[3]}:$LOAD_REPORTS_LARGE:$LOAD_REPORTS_SERVICE_MS")
+	log "reporting worker backends: ${specs[*]} (port:workers:milliseconds), $capacity requests/s together"
+	start reporting-backend "${SERVER[@]}" java -Xms256m -Xmx256m -cp "$BENCH_JAR" dev.gatewaylb.benchmarks.load.WorkerBackend --report-load "${specs[@]}"
+	local backend_pid=$LAST_PID
+	start_gateway starter "$STARTER_PORT"
+	STARTER_PID=$LAST_PID
+	OUR_PIDS=("$backend_pid" "$STARTER_PID")
+	await "http://127.0.0.1:${REPORTING_PORTS[0]}/__stats" reporting-backend
+	await "http://127.0.0.1:$STARTER_PORT/reports/warm/" starter
+	local line
+	OVERLOAD_PATIENCE_MS=$LOAD_REPORTS_PATIENCE_MS
+	log "JIT warm-up: 5s at 100, 20s at $((rate / 2)) requests/s"
+	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:5" "jit:$((rate / 2)):20")
+	log "$(phase jit "$line" | cut -d' ' -f2-)"
+	local -A results=() served=()
+	local row before after
+	for row in $LOAD_REPORTS_ROWS; do
+		log "$row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s, at $rate requests/s"
+		backends_idle "${REPORTING_PORTS[0]}"
+		before=$(curl -sf "http://127.0.0.1:${REPORTING_PORTS[0]}/__stats" | awk '{ print $2 }' | paste -sd' ')
+		results[$row]=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/$row/" "warmup:$rate:$LOAD_REPORTS_WARMUP" \
+			"measured:$rate:$LOAD_REPORTS_DURATION")
+		after=$(curl -sf "http://127.0.0.1:${REPORTING_PORTS[0]}/__stats" | awk '{ print $2 }' | paste -sd' ')
+		served[$row]=$(awk -v a="$after" -v b="$before" 'BEGIN { n = split(a, x, " "); split(b, y, " "); t = 0;
+			for (i = 1; i <= n; i++) { d[i] = x[i] - y[i]; t += d[i] } for (i = 1; i <= n; i++) printf "%s%.0f%%", (i > 1) ? "/" : "", (t > 0) ? 100 * d[i] / t : 0 }')
+		log "$row: $(phase measured "${results[$row]}" | cut -d' ' -f2-) shares=${served[$row]}"
+	done
+	echo
+	echo "## Load reports: two backends of $LOAD_REPORTS_SMALL workers and two of $LOAD_REPORTS_LARGE, $LOAD_REPORTS_SERVICE_MS ms a request ($capacity requests/s), $rate requests/s (${LOAD_REPORTS_PERCENT}%) open-loop"
+	echo
+	echo "Each row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s recorded; users give up after $LOAD_REPORTS_PATIENCE_MS ms. Shares: each backend's part of the requests served in the row (small, small, large, large)."
+	echo
+	echo "| algorithm | load-reports | sent | 200s | gave up | p50 ms | p90 ms | p99 ms | max ms | shares | machine busy before / others during, % |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	local measured reports algorithm
+	for row in $LOAD_REPORTS_ROWS; do
+		measured=$(phase measured "${results[$row]}")
+		reports=off
+		algorithm=$row
+		case $row in
+			reports-round-robin) reports=on; algorithm=round-robin ;;
+			reports-p2c) reports=on; algorithm=power-of-two-choices ;;
+		esac
+		echo "| $algorithm | $reports | $(field sent "$measured") | $(field ok "$measured") | $(field gaveup "$measured") |" \
+			"$(ms "$(field p50 "$measured")") | $(ms "$(field p90 "$measured")") | $(ms "$(field p99 "$measured")") | $(ms "$(field max "$measured")") |" \
+			"${served[$row]} | $(field busy "$measured") / $(field others "$measured") |"
+	done
+	echo
+	echo "| ratio of p99 | value | target |"
+	echo "|---|---|---|"
+	local p99rr p99ewma
+	p99rr=$(field p99 "$(phase measured "${results[round-robin]:-}")" 2>/dev/null || echo 0)
+	p99ewma=$(field p99 "$(phase measured "${results[peak-ewma]:-}")" 2>/dev/null || echo 0)
+	for row in reports-round-robin reports-p2c; do
+		[ -n "${results[$row]:-}" ] || continue
+		local p99
+		p99=$(field p99 "$(phase measured "${results[$row]}")")
+		if [ -n "$p99ewma" ] && [ "$p99ewma" != 0 ]; then
+			echo "| $row / peak-ewma | $(ratio "$p99" "$p99ewma") | at most 0.7 |"
+		fi
+		if [ -n "$p99rr" ] && [ "$p99rr" != 0 ]; then
+			echo "| $row / round-robin | $(ratio "$p99" "$p99rr") | at most 0.5 |"
+		fi
+	done
+}
+
 main() {
 	local what=${1:-all}
 	if [ "$UNPINNED" = true ]; then
@@ -1810,9 +1930,16 @@ main() {
 		return
 	fi
 	case "$what" in
-		all | throughput | slow | tail | overload | locality | mirror | soak) ;;
-		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload|locality|mirror|soak]" >&2; exit 2 ;;
+		all | throughput | slow | tail | overload | locality | mirror | soak | load-reports) ;;
+		*) echo "usage: $0 [--unpinned] [all|throughput|slow|tail|overload|locality|mirror|soak|load-reports]" >&2; exit 2 ;;
 	esac
+	if [ "$what" = load-reports ]; then
+		require java curl taskset
+		write_load_reports_config
+		describe_machine
+		load_reports
+		return
+	fi
 	if [ "$what" = locality ]; then
 		require java curl taskset
 		write_locality_config

@@ -3,6 +3,7 @@ package dev.gatewaylb.benchmarks.load;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,11 @@ import reactor.netty.http.server.HttpServer;
  * front of it is for. The workers are timers, not threads, so the backends take almost no
  * CPU from the gateway they share a core with.
  * <p>
+ * With {@code --report-load} first, every answer carries the backend's load as ORCA's
+ * {@code endpoint-load-metrics}: {@code TEXT application_utilization=} its busy workers
+ * (this answer's included) over its workers, as they were when the answer's worker
+ * finished. The load-reports scenario's backends.
+ * <p>
  * {@code GET /__stats} on any port answers {@code port served queued busy} lines; the
  * load script waits between runs until nothing is queued or busy. Runs until killed.
  * <p>
@@ -53,14 +59,21 @@ public final class WorkerBackend {
 	 */
 	private final Object lock = new Object();
 
-	private final ArrayDeque<Sinks.Empty<Void>> queue = new ArrayDeque<>();
+	private final ArrayDeque<Sinks.One<Double>> queue = new ArrayDeque<>();
 
 	private int busy;
 
 	private long served;
 
-	private WorkerBackend(int port, int workers, long serviceMillis, long hopMillis, Scheduler timer) {
+	/**
+	 * Whether each answer carries the backend's utilization.
+	 */
+	private final boolean reportLoad;
+
+	private WorkerBackend(int port, int workers, long serviceMillis, long hopMillis, Scheduler timer,
+			boolean reportLoad) {
 		this.port = port;
+		this.reportLoad = reportLoad;
 		this.workers = workers;
 		this.serviceNanos = TimeUnit.MILLISECONDS.toNanos(serviceMillis);
 		this.hop = Duration.ofMillis(hopMillis);
@@ -73,15 +86,16 @@ public final class WorkerBackend {
 		}
 		Scheduler timer = Schedulers.newSingle("workers");
 		Map<Integer, WorkerBackend> backends = new LinkedHashMap<>();
-		for (String arg : args) {
+		boolean reportLoad = args[0].equals("--report-load");
+		for (String arg : reportLoad ? Arrays.copyOfRange(args, 1, args.length) : args) {
 			String[] fields = arg.split(":");
 			if (fields.length != 3 && fields.length != 4) {
 				throw new IllegalArgumentException("not port:workers:serviceMillis[:hopMillis]: " + arg);
 			}
 			int port = Integer.parseInt(fields[0]);
 			long hopMillis = (fields.length == 4) ? Long.parseLong(fields[3]) : 0;
-			backends.put(port,
-					new WorkerBackend(port, Integer.parseInt(fields[1]), Long.parseLong(fields[2]), hopMillis, timer));
+			backends.put(port, new WorkerBackend(port, Integer.parseInt(fields[1]), Long.parseLong(fields[2]),
+					hopMillis, timer, reportLoad));
 		}
 		List<DisposableServer> servers = new ArrayList<>();
 		for (WorkerBackend backend : backends.values()) {
@@ -89,11 +103,15 @@ public final class WorkerBackend {
 				if (request.uri().startsWith("/__stats")) {
 					return response.sendString(Mono.just(stats(backends))).then();
 				}
-				return backend.serve()
-					.then(response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
+				return backend.serve().flatMap((utilization) -> {
+					if (backend.reportLoad) {
+						response.header("endpoint-load-metrics", "TEXT application_utilization=" + utilization);
+					}
+					return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain")
 						.header("X-Backend", String.valueOf(backend.port))
 						.sendString(Mono.just("ok\n"))
-						.then());
+						.then();
+				});
 			}).bindNow());
 		}
 		System.out.println("worker backends listening on 127.0.0.1: " + String.join(" ", args));
@@ -101,16 +119,16 @@ public final class WorkerBackend {
 	}
 
 	/**
-	 * Queues a request; completes when a worker has spent its service time on it, and the
-	 * hop after that.
+	 * Queues a request; gives the backend's utilization when a worker has spent its
+	 * service time on it, and the hop after that.
 	 */
-	private Mono<Void> serve() {
-		Sinks.Empty<Void> done = Sinks.empty();
+	private Mono<Double> serve() {
+		Sinks.One<Double> done = Sinks.one();
 		synchronized (this.lock) {
 			this.queue.add(done);
 		}
 		dispatch();
-		return this.hop.isZero() ? done.asMono() : done.asMono().then(Mono.delay(this.hop, this.timer)).then();
+		return this.hop.isZero() ? done.asMono() : done.asMono().delayElement(this.hop, this.timer);
 	}
 
 	/**
@@ -119,7 +137,7 @@ public final class WorkerBackend {
 	 */
 	private void dispatch() {
 		while (true) {
-			Sinks.Empty<Void> next;
+			Sinks.One<Double> next;
 			synchronized (this.lock) {
 				if (this.busy >= this.workers || this.queue.isEmpty()) {
 					return;
@@ -128,11 +146,13 @@ public final class WorkerBackend {
 				this.busy++;
 			}
 			this.timer.schedule(() -> {
+				double utilization;
 				synchronized (this.lock) {
+					utilization = (double) this.busy / this.workers;
 					this.busy--;
 					this.served++;
 				}
-				next.tryEmitEmpty();
+				next.tryEmitValue(utilization);
 				dispatch();
 			}, this.serviceNanos, TimeUnit.NANOSECONDS);
 		}
