@@ -40,6 +40,8 @@ class LoadReportsIT extends GatewayIntegrationTest {
 
 	static final List<ReportingBackend> garbage = List.of(new ReportingBackend("g1"), new ReportingBackend("g2"));
 
+	static final List<ReportingBackend> probed = List.of(new ReportingBackend("o1"), new ReportingBackend("o2"));
+
 	@Autowired
 	MeterRegistry meters;
 
@@ -51,6 +53,9 @@ class LoadReportsIT extends GatewayIntegrationTest {
 		route(gateway, "passed", passed);
 		route(gateway, "garbage", garbage).set("gateway.lb.services.garbage.load-reports.enabled", true)
 			.set("gateway.lb.services.garbage.load-reports.blackout-period", "0s");
+		route(gateway, "probed", probed).set("gateway.lb.services.probed.load-reports.enabled", true)
+			.set("gateway.lb.services.probed.load-reports.probe.path", "/orca")
+			.set("gateway.lb.services.probed.load-reports.probe.interval", "1s");
 	}
 
 	static TestGateway route(TestGateway gateway, String service, List<ReportingBackend> backends) {
@@ -59,7 +64,7 @@ class LoadReportsIT extends GatewayIntegrationTest {
 
 	@AfterAll
 	static void stopBackends() {
-		List.of(weighed, passed, garbage).forEach((backends) -> backends.forEach(ReportingBackend::close));
+		List.of(weighed, passed, garbage, probed).forEach((backends) -> backends.forEach(ReportingBackend::close));
 	}
 
 	@Test
@@ -105,6 +110,22 @@ class LoadReportsIT extends GatewayIntegrationTest {
 		assertThat(state.weight(garbage.get(0).address())).isEqualTo(state.weight(garbage.get(1).address()));
 	}
 
+	@Test
+	void aBackendThatReportsOutOfBandIsAskedOnTheProbePath() {
+		probed.get(0).report("");
+		probed.get(1).report("");
+		probed.get(0).outOfBand("TEXT application_utilization=0.3, named_metrics.queue=4");
+		probed.get(1).outOfBand("TEXT cpu_utilization=0.6");
+		LoadReportsState state = ready("probed").feature(LoadReportsState.class);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			var report = state.report(this.runtimes.snapshot("probed"), this.runtimes.nanoTime());
+			assertThat(report).isNotNull();
+			assertThat(report.endpoints()).extracting((endpoint) -> endpoint.utilization()).containsExactly(0.3, 0.6);
+			assertThat(report.endpoints().get(0).namedMetrics()).containsEntry("queue", 4.0);
+		});
+		assertThat(probed.get(0).probes()).isPositive();
+	}
+
 	private double rejected(String reason) {
 		return this.meters.get("gateway.lb.load-reports.rejected")
 			.tags("service", "garbage", "reason", reason)
@@ -130,10 +151,18 @@ class LoadReportsIT extends GatewayIntegrationTest {
 
 		private final AtomicReference<String> report = new AtomicReference<>("");
 
+		private final AtomicReference<String> outOfBand = new AtomicReference<>("");
+
+		private final java.util.concurrent.atomic.AtomicInteger probes = new java.util.concurrent.atomic.AtomicInteger();
+
 		private final DisposableServer server;
 
 		ReportingBackend(String name) {
 			this.server = TestBackend.bind(HttpServer.create().host("127.0.0.1").handle((request, response) -> {
+				if (request.uri().startsWith("/orca")) {
+					this.probes.incrementAndGet();
+					return response.header("endpoint-load-metrics", this.outOfBand.get()).send();
+				}
 				String report = this.report.get();
 				if (!report.isEmpty()) {
 					response.header("endpoint-load-metrics", report);
@@ -144,6 +173,14 @@ class LoadReportsIT extends GatewayIntegrationTest {
 
 		void report(String report) {
 			this.report.set(report);
+		}
+
+		void outOfBand(String report) {
+			this.outOfBand.set(report);
+		}
+
+		int probes() {
+			return this.probes.get();
 		}
 
 		String uri() {

@@ -69,7 +69,8 @@ public final class LoadReportsState implements Metered {
 
 		@Override
 		public List<Job<LoadReportsState>> jobs() {
-			return List.of(new Job<>("load-report-weights", INTERVAL, LoadReportsState::weigh));
+			return List.of(new Job<>("load-report-weights", INTERVAL, LoadReportsState::weigh),
+					new Job<>("load-report-probe", INTERVAL, LoadReportsState::probe));
 		}
 
 	};
@@ -80,6 +81,11 @@ public final class LoadReportsState implements Metered {
 	public static final Duration INTERVAL = Duration.ofSeconds(1);
 
 	static final String REJECTED = "gateway.lb.load-reports.rejected";
+
+	/**
+	 * The longest a probe waits for its answer.
+	 */
+	static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
 
 	private final LoadReportsSettings settings;
 
@@ -249,6 +255,43 @@ public final class LoadReportsState implements Metered {
 	}
 
 	/**
+	 * The probe job: with {@code probe.path} set, a GET of it to each endpoint whose last
+	 * probe is {@code probe.interval} old and over, through the service's probe client;
+	 * the answer's report is read as an answer's is. One probe per endpoint at a time; an
+	 * endpoint that does not answer within the interval (at most 5 s) is asked again at
+	 * its next turn.
+	 */
+	void probe(ServiceView service) {
+		String path = this.settings.probePath();
+		if (!this.settings.probes() || path == null) {
+			return;
+		}
+		Snapshot<?> snapshot = service.snapshot();
+		long now = service.nanoTime();
+		long interval = this.settings.probeInterval().toNanos();
+		Duration timeout = Duration.ofNanos(Math.min(interval, PROBE_TIMEOUT.toNanos()));
+		for (int i = 0; i < snapshot.size(); i++) {
+			String address = snapshot.endpoint(i).address();
+			Endpoint endpoint = endpoint(address);
+			if (endpoint.probing || (endpoint.probedNanos != Long.MIN_VALUE && now - endpoint.probedNanos < interval)) {
+				continue;
+			}
+			endpoint.probing = true;
+			endpoint.probedNanos = now;
+			service.probe(i, path, timeout).doOnNext((headers) -> {
+				String text = headers.get(LoadReportParser.HEADER);
+				String binary = headers.get(LoadReportParser.BINARY_HEADER);
+				if (text != null) {
+					probed(address, text, false);
+				}
+				else if (binary != null) {
+					probed(address, binary, true);
+				}
+			}).doFinally((signal) -> endpoint.probing = false).subscribe();
+		}
+	}
+
+	/**
 	 * Returns how many reports were refused for a reason.
 	 * @param reason the reason
 	 * @return the count
@@ -339,6 +382,14 @@ public final class LoadReportsState implements Metered {
 		volatile double weight = 1;
 
 		volatile boolean counted;
+
+		/**
+		 * When the last probe started (control thread), and whether one is on its way
+		 * (cleared by the probe's end, on its event loop).
+		 */
+		long probedNanos = Long.MIN_VALUE;
+
+		volatile boolean probing;
 
 	}
 

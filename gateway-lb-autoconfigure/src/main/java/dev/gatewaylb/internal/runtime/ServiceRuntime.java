@@ -1,5 +1,6 @@
 package dev.gatewaylb.internal.runtime;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
@@ -16,9 +17,11 @@ import dev.gatewaylb.internal.upstream.Upstream;
 import dev.gatewaylb.internal.health.Ejections;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.retry.RetryBudget;
+import io.netty.handler.codec.http.HttpHeaders;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
  * Everything a request to one service needs, resolved once: its settings, its balancer
@@ -207,6 +210,23 @@ public final class ServiceRuntime implements ServiceView {
 	@Override
 	public Balancer<Member> balancer() {
 		return this.balancer;
+	}
+
+	@Override
+	public Mono<HttpHeaders> probe(int index, String path, Duration timeout) {
+		Upstream upstream = this.upstream;
+		Snapshot<Member> snapshot = this.balancer.snapshot();
+		if (upstream == null || index < 0 || index >= snapshot.size()) {
+			return Mono.empty();
+		}
+		Member member = snapshot.value(index);
+		String url = (member.secure() ? "https://" : "http://") + member.endpoint().address() + path;
+		return upstream.probeClient()
+			.get()
+			.uri(url)
+			.responseSingle((response, body) -> body.then(Mono.just(response.responseHeaders())))
+			.timeout(timeout)
+			.onErrorResume((error) -> Mono.empty());
 	}
 
 	/**
