@@ -1122,7 +1122,7 @@ overload_capacity() { echo $((3 * OVERLOAD_WORKERS * 1000 / OVERLOAD_SERVICE_MS)
 # Waits (at most 60 s) until the worker backends have nothing queued or in service: the
 # requests a row gave up on are still in their queues, and would be the next row's wait.
 backends_idle() { # backends_idle [PORT]: any port of the WorkerBackend JVM (default: the overload one's)
-	local stats= port=${1:-${WORKER_PORTS[0]}}
+	local stats= port=${1:-${IDLE_PORT:-${WORKER_PORTS[0]}}}
 	for _ in $(seq 1 120); do
 		stats=$(curl -sf "http://127.0.0.1:$port/__stats") || stats=
 		if [ -n "$stats" ] && awk '$3 + $4 > 0 { exit 1 }' <<<"$stats"; then
@@ -1830,7 +1830,10 @@ write_load_reports_config() {
 			echo "spring.cloud.gateway.server.webflux.routes[$route].predicates[0]=Path=/reports/$row/**"
 			route=$((route + 1))
 			case $row in
-				warm | round-robin) echo "gateway.lb.services.$service.algorithm=round-robin" ;;
+				# The warm-up's route must not queue on the small backends: in-flight
+				# counts spread it by capacity.
+				warm) echo "gateway.lb.services.$service.algorithm=power-of-two-choices" ;;
+				round-robin) echo "gateway.lb.services.$service.algorithm=round-robin" ;;
 				peak-ewma) echo "gateway.lb.services.$service.algorithm=peak-ewma" ;;
 				reports-round-robin)
 					echo "gateway.lb.services.$service.algorithm=round-robin"
@@ -1862,6 +1865,8 @@ load_reports() {
 	await "http://127.0.0.1:$STARTER_PORT/reports/warm/" starter
 	local line
 	OVERLOAD_PATIENCE_MS=$LOAD_REPORTS_PATIENCE_MS
+	# What open_loop_run waits on before each run: these backends, not the overload ones.
+	IDLE_PORT=${REPORTING_PORTS[0]}
 	log "JIT warm-up: 5s at 100, 20s at $((rate / 2)) requests/s"
 	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:5" "jit:$((rate / 2)):20")
 	log "$(phase jit "$line" | cut -d' ' -f2-)"
@@ -1869,7 +1874,7 @@ load_reports() {
 	local row before after
 	for row in $LOAD_REPORTS_ROWS; do
 		log "$row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s, at $rate requests/s"
-		backends_idle "${REPORTING_PORTS[0]}"
+		backends_idle
 		before=$(curl -sf "http://127.0.0.1:${REPORTING_PORTS[0]}/__stats" | awk '{ print $2 }' | paste -sd' ')
 		results[$row]=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/$row/" "warmup:$rate:$LOAD_REPORTS_WARMUP" \
 			"measured:$rate:$LOAD_REPORTS_DURATION")
