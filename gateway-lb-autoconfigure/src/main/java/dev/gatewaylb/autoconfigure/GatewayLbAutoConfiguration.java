@@ -15,6 +15,7 @@ import dev.gatewaylb.internal.discovery.InstanceCacheEviction;
 import dev.gatewaylb.gateway.discovery.InstanceSource;
 import dev.gatewaylb.internal.discovery.LoadBalancerInstanceSource;
 import dev.gatewaylb.internal.discovery.RouteServices;
+import dev.gatewaylb.internal.exchange.LoadReportTrailers;
 import dev.gatewaylb.gateway.filter.AttemptFilter;
 import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import dev.gatewaylb.gateway.filter.GrpcTrailersOnly;
@@ -351,6 +352,14 @@ public final class GatewayLbAutoConfiguration {
 		@ConditionalOnMissingBean
 		GrpcTrailersOnly gatewayLbGrpcTrailersOnly() {
 			return new GrpcTrailersOnly();
+		}
+
+		/**
+		 * Reads a gRPC endpoint's load report from its trailers ({@code load-reports}).
+		 */
+		@Bean
+		HttpHeadersFilter gatewayLbLoadReportTrailers() {
+			return new LoadReportTrailers();
 		}
 
 	}

@@ -67,6 +67,7 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 		TestGateway.properties(registry)
 			.route("catalog")
 			.instances("catalog", catalog, 3, 2, 1)
+			.set("gateway.lb.services.catalog.load-reports.enabled", true)
 			.route("shop")
 			.instances("shop-stable", stable)
 			.instances("shop-canary", canary)
@@ -140,6 +141,11 @@ class DashboardBrowserIT extends GatewayIntegrationTest {
 			browser.await("Number(document.body.dataset.renders) >= " + (renders + 2), Duration.ofSeconds(20));
 			assertThat(Long.parseLong(text(browser, catalogRows + " td.picks"))).isGreaterThan(picks);
 			assertThat(text(browser, catalogRows + " td.picks-per-second")).matches("[0-9.]+");
+			// The catalog reads load reports; its backends send none.
+			assertThat(text(browser, "section.service[data-service=\"catalog\"] .load-reports"))
+				.startsWith("load reports weighing");
+			assertThat(text(browser, catalogRows + " td.report-age")).isEqualTo("none yet");
+			assertThat(text(browser, catalogRows + " td.load-weight")).isEqualTo("1 (mean)");
 			browser.await("document.querySelectorAll('svg.share-chart[data-service=\"catalog\"] polyline.share-line')"
 					+ ".length == 3", Duration.ofSeconds(10));
 			assertThat(text(browser, "section.split[data-split=\"shop\"] .rollout-state")).isEqualTo("progressing");

@@ -6,15 +6,23 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.google.protobuf.Any;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
+import dev.gatewaylb.internal.loadreports.LoadReportsState;
 import io.grpc.CallOptions;
+import io.grpc.ClientInterceptors;
+import io.grpc.ForwardingServerCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -23,6 +31,7 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.ServerCalls;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -48,6 +57,13 @@ class GrpcIT extends GatewayIntegrationTest {
 
 	static final Metadata.Key<String> TRACE = Metadata.Key.of("x-trace-id", Metadata.ASCII_STRING_MARSHALLER);
 
+	/**
+	 * ORCA's per-call load report, which a server with per-call reporting sends in its
+	 * trailers.
+	 */
+	static final Metadata.Key<byte[]> LOAD_REPORT = Metadata.Key.of("endpoint-load-metrics-bin",
+			Metadata.BINARY_BYTE_MARSHALLER);
+
 	static final MethodDescriptor<byte[], byte[]> FIND = MethodDescriptor.<byte[], byte[]>newBuilder()
 		.setType(MethodDescriptor.MethodType.UNARY)
 		.setFullMethodName("test.Catalog/Find")
@@ -68,6 +84,7 @@ class GrpcIT extends GatewayIntegrationTest {
 		TestGateway.properties(registry)
 			.uris("catalog", List.of("https://127.0.0.1:" + server.getPort()))
 			.set("gateway.lb.services.catalog.http2", true)
+			.set("gateway.lb.services.catalog.load-reports.enabled", true)
 			.set("gateway.lb.services.catalog.tls.trusted-ca", "classpath:tls/ca.pem")
 			.set("server.http2.enabled", true);
 	}
@@ -110,6 +127,25 @@ class GrpcIT extends GatewayIntegrationTest {
 		assertThat(details.getDetails(0).is(ErrorInfo.class)).isTrue();
 	}
 
+	@Test
+	void aLoadReportInTheTrailersIsReadAndKeptFromTheClient() {
+		AtomicReference<Metadata> trailers = new AtomicReference<>();
+		byte[] answer = ClientCalls.blockingUnaryCall(
+				ClientInterceptors.intercept(this.channel,
+						MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers)),
+				FIND, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+				"apple".getBytes(StandardCharsets.UTF_8));
+		assertThat(new String(answer, StandardCharsets.UTF_8)).isEqualTo("found apple");
+		assertThat(trailers.get()).isNotNull();
+		assertThat(trailers.get().containsKey(LOAD_REPORT)).as("kept from the client").isFalse();
+		assertThat(trailers.get().get(TRACE)).as("the other trailers pass").isEqualTo("trace-7");
+		LoadReportsState state = ready("catalog").feature(LoadReportsState.class);
+		var report = state.report(this.runtimes.snapshot("catalog"), this.runtimes.nanoTime());
+		assertThat(report).isNotNull();
+		assertThat(report.endpoints().get(0).applicationUtilization()).isEqualTo(0.5);
+		assertThat(report.endpoints().get(0).cpuUtilization()).isEqualTo(0.25);
+	}
+
 	private static Server start() {
 		ServerServiceDefinition catalog = ServerServiceDefinition.builder("test.Catalog")
 			.addMethod(FIND, ServerCalls.asyncUnaryCall((request, responses) -> {
@@ -134,17 +170,42 @@ class GrpcIT extends GatewayIntegrationTest {
 				responses.onCompleted();
 			}))
 			.build();
+		// Every answer with messages ends with a load report and a trace id in its
+		// trailers: cpu_utilization (field 1) 0.25, application_utilization (9) 0.5.
+		ServerInterceptor reporting = new ServerInterceptor() {
+			@Override
+			public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
+					ServerCallHandler<Q, A> next) {
+				return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+					@Override
+					public void close(Status status, Metadata trailers) {
+						if (status.isOk()) {
+							trailers.put(LOAD_REPORT, orcaReport());
+							trailers.put(TRACE, "trace-7");
+						}
+						super.close(status, trailers);
+					}
+				}, headers);
+			}
+		};
 		try (InputStream certificate = new ClassPathResource("tls/server.pem").getInputStream();
 				InputStream key = new ClassPathResource("tls/server-key.pem").getInputStream()) {
 			return NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0))
 				.sslContext(GrpcSslContexts.forServer(certificate, key).build())
-				.addService(catalog)
+				.addService(ServerInterceptors.intercept(catalog, reporting))
 				.build()
 				.start();
 		}
 		catch (IOException ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	private static byte[] orcaReport() {
+		java.nio.ByteBuffer proto = java.nio.ByteBuffer.allocate(18).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+		proto.put((byte) ((1 << 3) | 1)).putDouble(0.25);
+		proto.put((byte) ((9 << 3) | 1)).putDouble(0.5);
+		return proto.array();
 	}
 
 	/**

@@ -164,6 +164,26 @@ public final class LoadReportsState implements Metered {
 	}
 
 	/**
+	 * Reads the load report of an endpoint's trailers (a gRPC answer's), and takes it out
+	 * of them. The answer itself was counted with its headers.
+	 * @param address the endpoint's {@code host:port}
+	 * @param trailers the trailers, a copy the client gets
+	 */
+	public void trailers(String address, HttpHeaders trailers) {
+		if (!this.settings.enabled()) {
+			return;
+		}
+		String text = trailers.getFirst(LoadReportParser.HEADER);
+		String binary = (text != null) ? null : trailers.getFirst(LoadReportParser.BINARY_HEADER);
+		trailers.remove(LoadReportParser.HEADER);
+		trailers.remove(LoadReportParser.BINARY_HEADER);
+		if (text != null || binary != null) {
+			accept(endpoint(address),
+					(text != null) ? LoadReportParser.parse(text) : LoadReportParser.parseBinary(binary));
+		}
+	}
+
+	/**
 	 * Takes a report an endpoint gave out of band (a probe's answer).
 	 * @param address the endpoint's {@code host:port}
 	 * @param value the header's value
