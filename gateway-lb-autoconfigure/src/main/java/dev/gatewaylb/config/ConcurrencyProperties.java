@@ -26,9 +26,10 @@ import org.jspecify.annotations.Nullable;
  * other request is of no listed partition.
  * @param partitions Share of the service's limit each partition is guaranteed, by
  * partition name, each above 0, summing to at most 1; the rest is for requests of no
- * listed partition. A partition under its share is never shed, nor one whose demand fits
- * its share within a burst allowance past it; shedding starts with the partitions over
- * theirs.
+ * listed partition. A partition under its share is never shed, nor one within a burst
+ * allowance past it (three times the share's square root) while its demand is past the
+ * share by less than that allowance and less than the share; shedding starts with the
+ * partitions over theirs.
  * @param maxWait How long a request that finds every endpoint at its limit may wait for a
  * place before it is shed; 0s sheds it at once. Waiters are woken as requests end, those
  * of the partition furthest under its share first; at most a partition's share of the

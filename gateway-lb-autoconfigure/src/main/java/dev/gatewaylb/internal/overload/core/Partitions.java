@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * Netflix's partitioned limiter shares one: each partition is guaranteed its share of the
  * service's limit (at least one request), and the rest, what the shares leave, is the
  * share of requests of no listed partition. A request of a partition under the places it
- * is owed (its share, and a burst allowance while its demand fits the share:
+ * is owed (its share, and a burst allowance while its demand is not far past the share:
  * {@link #underShare}) is admitted even when every endpoint is at its limit; one over
  * them only while the service is under its limit and an endpoint has room, so shedding
  * starts with the partitions over their shares, and a partition may use what the others
@@ -84,8 +84,9 @@ public final class Partitions {
 	/**
 	 * Each partition's owed places: the requests in flight under which it is admitted
 	 * whatever the others borrowed ({@link #underShare}). Its share of the service's
-	 * limit, plus a burst allowance while its load is under its share. The control thread
-	 * publishes a new array each tick; the request path reads the reference once.
+	 * limit, plus a burst allowance while its demand is not far past its share. The
+	 * control thread publishes a new array each tick; the request path reads the
+	 * reference once.
 	 */
 	private volatile long[] owed;
 
@@ -186,17 +187,27 @@ public final class Partitions {
 	 * below its guaranteed limit even when the total is over the limit). Before the first
 	 * limit is known every partition is under its share.
 	 * <p>
-	 * The places owed are its share of the service's limit, and, while its load (its
-	 * requests in flight averaged over about a second) is under that share, a burst
-	 * allowance of three times the square root of the share on top. A share counted only
-	 * in requests in flight sheds a partition whose load fits its share: its requests
-	 * arrive at random, so their count passes its average by about its square root as
-	 * often as not, and with {@code critical: 0.8} carrying 75% of the capacity (about 13
-	 * requests in flight for 15 places) a place count sheds 8 to 14% of them (an Erlang
-	 * loss system). The square-root staffing rule's three standard deviations cover a
-	 * Poisson burst but for about one in a thousand; a partition whose load is past its
-	 * share (a flood) gets no allowance, only its share, so the limit still protects the
-	 * endpoints from it.
+	 * The places owed are its share of the service's limit, and a burst allowance of
+	 * three times the square root of the share on top while its demand (its requests in
+	 * flight averaged over about a second, scaled by what it was offered over what it was
+	 * admitted) is short of the share plus the allowance, and of twice the share. A share
+	 * counted only in requests in flight sheds a partition whose load fits its share: its
+	 * requests arrive at random, so their count passes its average by about its square
+	 * root as often as not, and with {@code critical: 0.8} carrying 75% of the capacity
+	 * (about 13 requests in flight for 15 places) a place count sheds 8 to 14% of them
+	 * (an Erlang loss system). The square-root staffing rule's three standard deviations
+	 * cover a Poisson burst but for about one in a thousand.
+	 * <p>
+	 * The allowance stays past the share, not only under it, because the limit moves:
+	 * {@code gradient2} lowers it in dips, and a dip takes a partition's share under a
+	 * demand that fitted it (critical's 15 places of a limit of 18 become 10 of 12,
+	 * against about 13 in flight); had the allowance gone with it, critical would be held
+	 * at 10 for the dip's length (95.1% of its requests admitted at 150% on real
+	 * backends). A partition whose demand is past its share by the allowance, or by the
+	 * share itself (a flood, or one being shed hard: 3 in flight for a share of 1, whose
+	 * allowance of 3 would owe it 4), is owed its share only, so the limit still protects
+	 * the endpoints from it; the share caps that margin because for a share of a few
+	 * places the allowance is several times the share.
 	 * @param index a partition's index
 	 * @return whether under its share
 	 */
@@ -449,7 +460,8 @@ public final class Partitions {
 			this.admittedRate[i] += LOAD_SMOOTHING * (admittedNow - this.admittedRate[i]);
 			this.offeredRate[i] += LOAD_SMOOTHING * (offeredNow - this.offeredRate[i]);
 			long share = share(i, limit);
-			owed[i] = (share > 0 && demand(i) < share) ? share + (long) Math.ceil(3 * Math.sqrt(share)) : share;
+			long allowance = (long) Math.ceil(3 * Math.sqrt(share));
+			owed[i] = (share > 0 && demand(i) < share + Math.min(share, allowance)) ? share + allowance : share;
 		}
 		// The places owed first: a request that reads the new limit reads them too.
 		this.owed = owed;
@@ -565,7 +577,8 @@ public final class Partitions {
 	 * @param share its share of the limit
 	 * @param guaranteed the requests in flight its share guarantees now
 	 * @param owed the requests in flight under which it is admitted now: its share, plus
-	 * the burst allowance while its demand fits its share ({@link #underShare})
+	 * the burst allowance while its demand is not far past its share
+	 * ({@link #underShare})
 	 * @param inFlight its requests in flight
 	 * @param waiting its requests waiting for a place ({@code concurrency.max-wait})
 	 */

@@ -95,11 +95,20 @@ class PartitionsTests {
 		assertThat(partitions.underShare(critical)).as("26 of 27").isTrue();
 		partitions.acquire(critical);
 		assertThat(partitions.underShare(critical)).as("27 of 27").isFalse();
-		// A second at 27 in flight, all admitted: its load is past its share.
-		for (int tick = 0; tick < 10; tick++) {
+		// Three seconds at 27 in flight, a quarter of its requests refused: a demand of
+		// about 35, past its share and allowance (27).
+		for (int tick = 0; tick < 30; tick++) {
+			for (int i = 0; i < 90; i++) {
+				partitions.acquire(critical);
+				partitions.release(critical);
+			}
+			for (int i = 0; i < 30; i++) {
+				partitions.refused(critical);
+			}
 			partitions.serviceLimit(18);
 		}
-		assertThat(partitions.underShare(critical)).as("a load past its share: its share only").isFalse();
+		assertThat(owed(partitions, critical)).as("a demand past its share and allowance: its share only")
+			.isEqualTo(15);
 		release(partitions, critical, 27);
 		// batch (share 4) held at 4 in flight by shedding: each tick 20 admitted, 60
 		// refused. Its load, 4, fits its share; its demand, 16, does not.
@@ -115,6 +124,7 @@ class PartitionsTests {
 			partitions.serviceLimit(18);
 		}
 		assertThat(partitions.underShare(batch)).as("4 of its share of 4, no allowance").isFalse();
+		assertThat(owed(partitions, batch)).isEqualTo(4);
 		// Then its load falls to 3 and nothing of it is refused.
 		partitions.release(batch);
 		for (int tick = 0; tick < 60; tick++) {
@@ -127,6 +137,52 @@ class PartitionsTests {
 		partitions.acquire(batch);
 		assertThat(partitions.underShare(batch)).as("a demand of 3: 4 of 4 + 6").isTrue();
 		assertThat(partitions.hasSpare(critical)).as("batch within its allowance is not past what it is owed").isTrue();
+	}
+
+	@Test
+	void aPartitionWhoseShareADipOfTheLimitTakesUnderItsDemandKeepsItsAllowanceUntilTwiceItsShare() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int critical = partitions.indexOf("critical");
+		// critical carries 13 requests in flight, all admitted, against a limit of 18:
+		// its share is 15, which its demand fits, so it is owed 15 + 12.
+		acquire(partitions, critical, 13);
+		for (int tick = 0; tick < 60; tick++) {
+			partitions.serviceLimit(18);
+		}
+		assertThat(owed(partitions, critical)).isEqualTo(27);
+		// The limit dips to 12: its share is 10 (allowance 10), under its demand of 13,
+		// which the share and allowance still cover: it keeps the allowance rather than
+		// being held at 10 for the dip.
+		partitions.serviceLimit(12);
+		assertThat(owed(partitions, critical)).isEqualTo(20);
+		assertThat(partitions.underShare(critical)).as("13 of 20").isTrue();
+		// To 6: its share is 5 (allowance 7), and a demand of 13 is past twice that
+		// share.
+		partitions.serviceLimit(6);
+		assertThat(owed(partitions, critical)).isEqualTo(5);
+		assertThat(partitions.underShare(critical)).as("13 of 5").isFalse();
+		partitions.serviceLimit(18);
+		assertThat(owed(partitions, critical)).as("the limit back").isEqualTo(27);
+	}
+
+	@Test
+	void aPartitionOfAShareOfOnePlaceIsOwedItsAllowanceUpToADemandOfTwo() {
+		Partitions partitions = Partitions.of(Map.of("critical", 0.8, "batch", 0.2));
+		int batch = partitions.indexOf("batch");
+		// A limit of 3, one place for batch, whose allowance is 3; three batch requests
+		// held, all admitted (OverloadIT's partition test): a demand of 3, within share
+		// and allowance (4), but three times its share: its share only.
+		acquire(partitions, batch, 3);
+		for (int tick = 0; tick < 60; tick++) {
+			partitions.serviceLimit(3);
+		}
+		assertThat(owed(partitions, batch)).isEqualTo(1);
+		// Down to one in flight: a demand of 1, under twice its share.
+		release(partitions, batch, 2);
+		for (int tick = 0; tick < 60; tick++) {
+			partitions.serviceLimit(3);
+		}
+		assertThat(owed(partitions, batch)).isEqualTo(4);
 	}
 
 	@Test
@@ -355,6 +411,10 @@ class PartitionsTests {
 			wake.run();
 			partitions.handOverTaken();
 		};
+	}
+
+	private static long owed(Partitions partitions, int index) {
+		return partitions.report().get(index).owed();
 	}
 
 	private static void acquire(Partitions partitions, int index, int count) {
