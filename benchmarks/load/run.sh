@@ -158,7 +158,7 @@
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
 #   LOAD_REPORTS_SMALL=2 LOAD_REPORTS_LARGE=8 LOAD_REPORTS_SERVICE_MS=10 LOAD_REPORTS_PERCENT=80
 #   LOAD_REPORTS_WARMUP=20 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
-#   LOAD_REPORTS_ROWS="round-robin peak-ewma reports-round-robin reports-p2c"     load-reports
+#   LOAD_REPORTS_ROWS="reports-round-robin reports-p2c peak-ewma round-robin"     load-reports
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
 #   SOAK_REQUESTS=500000 SOAK_WARMUP=100000 SOAK_CONNECTIONS=32 SOAK_STEP=20
@@ -243,7 +243,7 @@ LOAD_REPORTS_PERCENT=${LOAD_REPORTS_PERCENT:-80}
 LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-20}
 LOAD_REPORTS_DURATION=${LOAD_REPORTS_DURATION:-30}
 LOAD_REPORTS_PATIENCE_MS=${LOAD_REPORTS_PATIENCE_MS:-10000}
-LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"round-robin peak-ewma reports-round-robin reports-p2c"}
+LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"reports-round-robin reports-p2c peak-ewma round-robin"}
 MIRROR_PERCENT=${MIRROR_PERCENT:-100}
 MIRROR_CONNECTIONS=${MIRROR_CONNECTIONS:-64}
 MIRROR_DURATION=${MIRROR_DURATION:-12}
@@ -1816,7 +1816,9 @@ soak() {
 # round-robin and power-of-two-choices weighed by the reports. Each row, one
 # OpenLoopClient at LOAD_REPORTS_PERCENT% of the backends' total capacity:
 # LOAD_REPORTS_WARMUP s unrecorded (longer than blackout-period, 10 s, so that the
-# weights count), then LOAD_REPORTS_DURATION s recorded.
+# weights count), then LOAD_REPORTS_DURATION s recorded. Round-robin without reports
+# comes last: it queues the small backends by tens of seconds, which they work off before
+# the next row (backends_idle waits at most 60 s).
 write_load_reports_config() {
 	local file=$WORK/load-reports.properties route=0 row service i
 	{

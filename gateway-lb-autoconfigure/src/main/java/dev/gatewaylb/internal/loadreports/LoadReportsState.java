@@ -195,7 +195,7 @@ public final class LoadReportsState implements Metered {
 
 	private void accept(Endpoint endpoint, LoadReportParser.Parsed parsed) {
 		if (parsed instanceof LoadReport report) {
-			endpoint.load.reported(report, this.service.nanoClock().getAsLong());
+			endpoint.load.reported(report, this.settings.weights().utilization(), this.service.nanoClock().getAsLong());
 		}
 		else if (parsed instanceof LoadReportParser.Rejection reason) {
 			this.rejected.get(reason).increment();

@@ -2,13 +2,16 @@ package dev.gatewaylb.internal.loadreports.core;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.DoubleAdder;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * Endpoint weights from the endpoints' own reports, as gRPC's weighted round-robin
- * derives them (gRFC A58): {@code qps / (utilization + eps / qps x penalty)}, recomputed
- * on the control thread (every second), never per request.
+ * derives them (gRFC A58): {@code qps / (utilization + eps / qps x penalty)}, where the
+ * utilization is the mean of the reports since the last update (gRPC takes the latest
+ * alone), recomputed on the control thread (every second), never per request.
  * <p>
  * An endpoint's weight counts only after it has reported a usable load for
  * {@code blackout-period} (so that one early report of an endpoint that just started does
@@ -53,10 +56,23 @@ public final class LoadWeights {
 	 * @return the weight, or 0
 	 */
 	public static double weight(LoadReport report, Settings settings, double ownQps, double ownEps) {
+		return weight(report, report.utilization(settings.utilization()), settings, ownQps, ownEps);
+	}
+
+	/**
+	 * Returns the weight a report gives with a utilization other than its own: the mean
+	 * of the reports since the last update ({@link EndpointLoad#update}).
+	 * @param report the latest report, for its rate
+	 * @param utilization the utilization, 0 for none
+	 * @param settings the settings
+	 * @param ownQps the endpoint's answers per second, as the gateway counted them
+	 * @param ownEps its errors per second, as the gateway counted them
+	 * @return the weight, or 0
+	 */
+	static double weight(LoadReport report, double utilization, Settings settings, double ownQps, double ownEps) {
 		boolean reportedRate = report.rpsFractional() > 0;
 		double qps = reportedRate ? report.rpsFractional() : ownQps;
 		double eps = reportedRate ? Math.max(report.eps(), 0) : ownEps;
-		double utilization = report.utilization(settings.utilization());
 		if (qps <= 0) {
 			return 0;
 		}
@@ -132,6 +148,15 @@ public final class LoadWeights {
 
 		private volatile long latestNanos;
 
+		/**
+		 * The usable utilizations reported since the last update, summed and counted. The
+		 * update reads and resets each; a report added between the two resets is counted
+		 * in one update and not the other, one report's error in a second's mean.
+		 */
+		private final DoubleAdder utilizationSum = new DoubleAdder();
+
+		private final LongAdder utilizations = new LongAdder();
+
 		// The control thread's.
 
 		private long appliedNanos = Long.MIN_VALUE;
@@ -154,6 +179,22 @@ public final class LoadWeights {
 		public void reported(LoadReport report, long nowNanos) {
 			this.latest = Objects.requireNonNull(report, "report");
 			this.latestNanos = nowNanos;
+		}
+
+		/**
+		 * Publishes a report that came with an answer, and adds its utilization to the
+		 * mean the next update weighs by. Any thread; no allocation.
+		 * @param report the report
+		 * @param utilization the fields that count as utilization, in order
+		 * @param nowNanos the clock's time
+		 */
+		public void reported(LoadReport report, List<String> utilization, long nowNanos) {
+			double value = report.utilization(utilization);
+			if (value > 0) {
+				this.utilizationSum.add(value);
+				this.utilizations.increment();
+			}
+			reported(report, nowNanos);
 		}
 
 		/**
@@ -184,7 +225,16 @@ public final class LoadWeights {
 				return;
 			}
 			this.appliedNanos = at;
-			double weight = LoadWeights.weight(report, settings, ownQps, ownEps);
+			// The mean of the reports since the last update, when they came through
+			// reported(report, utilization, now): the latest alone, as gRPC weighs,
+			// swings
+			// with every answer of a backend that reports its busy workers (a backend of
+			// two reports 0.5 or 1.0, nothing between), and a weight that doubles at
+			// random for a second queues it.
+			long count = this.utilizations.sumThenReset();
+			double sum = this.utilizationSum.sumThenReset();
+			double utilization = (count > 0) ? sum / count : report.utilization(settings.utilization());
+			double weight = LoadWeights.weight(report, utilization, settings, ownQps, ownEps);
 			if (weight <= 0) {
 				// Nothing usable: the blackout starts again with the next usable report.
 				this.weight = 0;

@@ -90,4 +90,23 @@ class LoadWeightsTests {
 		assertThat(none).containsExactly(1, 1, 1);
 	}
 
+	@Test
+	void anUpdateWeighsByTheMeanUtilizationOfTheReportsSinceTheLastOne() {
+		LoadWeights.EndpointLoad load = new LoadWeights.EndpointLoad();
+		List<String> fields = List.of("application_utilization");
+		// A backend of two workers reports 0.5 or 1.0 with each answer, nothing between.
+		for (int i = 0; i < 10; i++) {
+			load.reported(new LoadReport(1.0, LoadReport.ABSENT, LoadReport.ABSENT, 100, 0, Map.of()), fields, S);
+			load.reported(new LoadReport(0.5, LoadReport.ABSENT, LoadReport.ABSENT, 100, 0, Map.of()), fields, S);
+		}
+		load.update(SETTINGS, 0, 0, S);
+		LoadWeights.Settings noBlackout = new LoadWeights.Settings(SETTINGS.utilization(), 0,
+				SETTINGS.expirationNanos(), 1.0, 10);
+		// 100 / 0.75, not 100 / 0.5 (the latest report).
+		assertThat(load.current(noBlackout, S)).isCloseTo(100 / 0.75, within(1e-9));
+		load.reported(new LoadReport(0.25, LoadReport.ABSENT, LoadReport.ABSENT, 100, 0, Map.of()), fields, 2 * S);
+		load.update(SETTINGS, 0, 0, 2 * S);
+		assertThat(load.current(noBlackout, 2 * S)).as("a new second, a new mean").isCloseTo(400, within(1e-9));
+	}
+
 }
