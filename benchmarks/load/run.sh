@@ -1869,8 +1869,13 @@ load_reports() {
 	OVERLOAD_PATIENCE_MS=$LOAD_REPORTS_PATIENCE_MS
 	# What open_loop_run waits on before each run: these backends, not the overload ones.
 	IDLE_PORT=${REPORTING_PORTS[0]}
-	log "JIT warm-up: 5s at 100, 20s at $((rate / 2)) requests/s"
-	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:5" "jit:$((rate / 2)):20")
+	# A gateway just started serves a few hundred requests a second; compiled, it serves
+	# the full rate. Up gently, then 30 s at the rows' rate, on a route that spreads by
+	# in-flight counts (nothing queues on the small backends).
+	log "JIT warm-up: 10s at 100, 30s at $((rate / 2)), 30s at $rate requests/s"
+	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:10" "jit-half:$((rate / 2)):30" \
+		"jit:$rate:30")
+	log "$(phase jit-half "$line" | cut -d' ' -f2-)"
 	log "$(phase jit "$line" | cut -d' ' -f2-)"
 	local -A results=() served=()
 	local row before after

@@ -32,8 +32,12 @@ import reactor.netty.http.server.HttpServer;
  * <p>
  * With {@code --report-load} first, every answer carries the backend's load as ORCA's
  * {@code endpoint-load-metrics}: {@code TEXT application_utilization=} its busy workers
- * (this answer's included) over its workers, as they were when the answer's worker
- * finished. The load-reports scenario's backends.
+ * over its workers, averaged over time (an exponentially weighted average with a
+ * {@value #UTILIZATION_TAU_MILLIS} ms time constant), as a CPU utilization is a time
+ * average: the share of its capacity in use, 0 when idle. The count at the instant of an
+ * answer would include the answer's own worker, never read below one worker busy (a
+ * backend of two would report 0.5 or 1.0), and an idle backend would never look idle. The
+ * load-reports scenario's backends.
  * <p>
  * {@code GET /__stats} on any port answers {@code port served queued busy} lines; the
  * load script waits between runs until nothing is queued or busy. Runs until killed.
@@ -64,6 +68,18 @@ public final class WorkerBackend {
 	private int busy;
 
 	private long served;
+
+	static final long UTILIZATION_TAU_MILLIS = 250;
+
+	private static final double UTILIZATION_TAU_NANOS = UTILIZATION_TAU_MILLIS * 1e6;
+
+	/**
+	 * The time average of the busy workers, and when it was last brought up to date.
+	 * Guarded by the lock.
+	 */
+	private double busyAverage;
+
+	private long averagedAtNanos = System.nanoTime();
 
 	/**
 	 * Whether each answer carries the backend's utilization.
@@ -143,18 +159,33 @@ public final class WorkerBackend {
 					return;
 				}
 				next = this.queue.poll();
+				average(System.nanoTime());
 				this.busy++;
 			}
 			this.timer.schedule(() -> {
 				double utilization;
 				synchronized (this.lock) {
-					utilization = (double) this.busy / this.workers;
+					average(System.nanoTime());
+					utilization = this.busyAverage / this.workers;
 					this.busy--;
 					this.served++;
 				}
 				next.tryEmitValue(utilization);
 				dispatch();
 			}, this.serviceNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	/**
+	 * Brings the time average of the busy workers up to {@code nowNanos}: the count held
+	 * since the last change, weighed by how long it was held. Under the lock.
+	 */
+	private void average(long nowNanos) {
+		long elapsed = nowNanos - this.averagedAtNanos;
+		if (elapsed > 0) {
+			double keep = Math.exp(-elapsed / UTILIZATION_TAU_NANOS);
+			this.busyAverage = this.busyAverage * keep + this.busy * (1 - keep);
+			this.averagedAtNanos = nowNanos;
 		}
 	}
 
