@@ -20,8 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Route filters behave through the starter as through plain Spring Cloud Gateway
- * {@code lb://}: both gateways run in this JVM on the same backends, and each route filter
- * case is sent through each.
+ * {@code lb://}: both gateways run in this JVM on the same backends, and each route
+ * filter case is sent through each.
  */
 class RouteFilterParityIT {
 
@@ -87,8 +87,8 @@ class RouteFilterParityIT {
 		return HttpClient.create()
 			.get()
 			.uri("http://127.0.0.1:" + port(gateway) + path)
-			.responseSingle((response, body) -> body.then(Mono.just(response.status().code() + " "
-					+ response.responseHeaders().get("X-Target", "-"))))
+			.responseSingle((response, body) -> body
+				.then(Mono.just(response.status().code() + " " + response.responseHeaders().get("X-Target", "-"))))
 			.block(Duration.ofSeconds(20));
 	}
 
@@ -98,7 +98,8 @@ class RouteFilterParityIT {
 			.properties("server.port=0", "server.address=127.0.0.1", "gateway.lb.enabled=" + withStarter,
 					routes + "[0].id=retry", routes + "[0].uri=lb://unavailable",
 					routes + "[0].predicates[0]=Path=/retry/**", routes + "[0].filters[0].name=Retry",
-					routes + "[0].filters[0].args.retries=3", routes + "[0].filters[0].args.statuses=SERVICE_UNAVAILABLE",
+					routes + "[0].filters[0].args.retries=3",
+					routes + "[0].filters[0].args.statuses=SERVICE_UNAVAILABLE",
 					routes + "[0].filters[0].args.methods=GET", routes + "[1].id=set-lb", routes + "[1].uri=lb://echo",
 					routes + "[1].predicates[0]=Path=/set-lb/**",
 					routes + "[1].filters[0]=SetRequestUri=lb://echo/changed", routes + "[2].id=set-http",
