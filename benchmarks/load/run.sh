@@ -157,7 +157,7 @@
 #   LOCALITY_HOP_MS=2 LOCALITY_DURATION=8 LOCALITY_WARMUP=3 LOCALITY_JIT_WARMUP=20
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
 #   LOAD_REPORTS_SMALL=2 LOAD_REPORTS_LARGE=8 LOAD_REPORTS_SERVICE_MS=10 LOAD_REPORTS_PERCENT=80
-#   LOAD_REPORTS_WARMUP=20 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
+#   LOAD_REPORTS_WARMUP=60 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
 #   LOAD_REPORTS_ROWS="reports-round-robin reports-p2c peak-ewma round-robin"     load-reports
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
@@ -240,7 +240,7 @@ LOAD_REPORTS_SMALL=${LOAD_REPORTS_SMALL:-2}
 LOAD_REPORTS_LARGE=${LOAD_REPORTS_LARGE:-8}
 LOAD_REPORTS_SERVICE_MS=${LOAD_REPORTS_SERVICE_MS:-10}
 LOAD_REPORTS_PERCENT=${LOAD_REPORTS_PERCENT:-80}
-LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-20}
+LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-60}
 LOAD_REPORTS_DURATION=${LOAD_REPORTS_DURATION:-30}
 LOAD_REPORTS_PATIENCE_MS=${LOAD_REPORTS_PATIENCE_MS:-10000}
 LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"reports-round-robin reports-p2c peak-ewma round-robin"}
@@ -1815,8 +1815,10 @@ soak() {
 # with a route per row: round-robin and peak-ewma (which read no report), and
 # round-robin and power-of-two-choices weighed by the reports. Each row, one
 # OpenLoopClient at LOAD_REPORTS_PERCENT% of the backends' total capacity:
-# LOAD_REPORTS_WARMUP s unrecorded (longer than blackout-period, 10 s, so that the
-# weights count), then LOAD_REPORTS_DURATION s recorded. Round-robin without reports
+# LOAD_REPORTS_WARMUP s unrecorded, then LOAD_REPORTS_DURATION s recorded. Each row's
+# service starts cold: round-robin by reports runs unweighted through its blackout-period
+# (10 s), queueing the small backends, which then work the queue off under their weighted
+# share; peak-EWMA starts without samples. The warm-up is long enough for both to settle. Round-robin without reports
 # comes last: it queues the small backends by tens of seconds, which they work off before
 # the next row (backends_idle waits at most 60 s).
 write_load_reports_config() {
@@ -1872,9 +1874,9 @@ load_reports() {
 	# A gateway just started serves a few hundred requests a second; compiled, it serves
 	# the full rate. Up gently, then 30 s at the rows' rate, on a route that spreads by
 	# in-flight counts (nothing queues on the small backends).
-	log "JIT warm-up: 10s at 100, 30s at $((rate / 2)), 30s at $rate requests/s"
-	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:10" "jit-half:$((rate / 2)):30" \
-		"jit:$rate:30")
+	log "JIT warm-up: 10s at 100, then 20s each at a quarter, a half, three quarters and all of $rate requests/s"
+	line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/warm/" "jit-start:100:10" "jit-quarter:$((rate / 4)):20" \
+		"jit-half:$((rate / 2)):20" "jit-three-quarters:$((rate * 3 / 4)):20" "jit:$rate:20")
 	log "$(phase jit-half "$line" | cut -d' ' -f2-)"
 	log "$(phase jit "$line" | cut -d' ' -f2-)"
 	local -A results=() served=()

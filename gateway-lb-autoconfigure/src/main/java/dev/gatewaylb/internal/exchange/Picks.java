@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import dev.gatewaylb.internal.affinity.AffinitySession;
 import dev.gatewaylb.internal.balance.Algorithm;
@@ -20,6 +21,8 @@ import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.request.Cidr;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.client.loadbalancer.LoadBalancerUriTools;
+import org.springframework.cloud.gateway.support.DelegatingServiceInstance;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -204,11 +207,17 @@ final class Picks {
 	 * Returns the request's URL with the endpoint's scheme, host and port: what Spring
 	 * Cloud Gateway's load-balancer filter would make of it. The scheme is the endpoint's
 	 * ({@code https} when it is secure), or the route's own after an {@code lb:} prefix
-	 * ({@code lb:ws://}). The path and query are those of the {@code lb://} URL the
-	 * gateway's route-to-request-URL filter built, not the request's as the client sent
-	 * it: that filter rebuilds them (an empty {@code ?} and empty query parameters
-	 * dropped, {@code //} collapsed) and the load-balancer filter keeps what it built, so
-	 * a backend sees the same target with the starter as without it.
+	 * ({@code lb:ws://}). The path and query are the request's, as that filter takes them
+	 * ({@code LoadBalancerUriTools.reconstructURI} of the request's URI), not the
+	 * {@code lb://} URL's: a route filter that sets that URL alone ({@code SetRequestUri})
+	 * chooses the service there, and the backend still gets the request's path.
+	 * <p>
+	 * Usually the {@code lb://} URL's path and query are the request's, as the
+	 * route-to-request-URL filter rebuilt them, and the URL is made from them with one
+	 * builder. When they differ (a filter set the URL, or the request's target is one
+	 * that rebuilding changes: an empty {@code ?}, empty query parameters, {@code //}),
+	 * Spring's own reconstruction makes it, so that a backend sees the same target with
+	 * the starter as without it.
 	 * @param member the endpoint
 	 * @return the URL
 	 */
@@ -217,6 +226,22 @@ final class Picks {
 		String scheme = (this.schemePrefix != null) ? original.getScheme() : (member.secure() ? "https" : "http");
 		String path = original.getRawPath();
 		String query = original.getRawQuery();
+		URI requested = this.exchange.getRequest().getURI();
+		if (!Objects.equals(path, requested.getRawPath()) || !Objects.equals(query, requested.getRawQuery())) {
+			return LoadBalancerUriTools.reconstructURI(new DelegatingServiceInstance(member.instance(), scheme) {
+
+				@Override
+				public String getHost() {
+					return member.host();
+				}
+
+				@Override
+				public int getPort() {
+					return member.port();
+				}
+
+			}, requested);
+		}
 		StringBuilder url = new StringBuilder(scheme.length() + 3 + member.endpoint().address().length()
 				+ ((path != null) ? path.length() : 0) + ((query != null) ? query.length() + 1 : 0));
 		url.append(scheme).append("://").append(member.endpoint().address());
