@@ -209,8 +209,9 @@ final class Picks {
 	 * ({@code https} when it is secure), or the route's own after an {@code lb:} prefix
 	 * ({@code lb:ws://}). The path and query are the request's, as that filter takes them
 	 * ({@code LoadBalancerUriTools.reconstructURI} of the request's URI), not the
-	 * {@code lb://} URL's: a route filter that sets that URL alone ({@code SetRequestUri})
-	 * chooses the service there, and the backend still gets the request's path.
+	 * {@code lb://} URL's: a route filter that sets that URL alone
+	 * ({@code SetRequestUri}) chooses the service there, and the backend still gets the
+	 * request's path.
 	 * <p>
 	 * Usually the {@code lb://} URL's path and query are the request's, as the
 	 * route-to-request-URL filter rebuilt them, and the URL is made from them with one
