@@ -108,6 +108,13 @@ public final class ProxiedExchange {
 
 	private int retries;
 
+	/**
+	 * Whether the route has Spring Cloud Gateway's own {@code Retry} filter: its tries
+	 * are then the route's, as on plain Spring Cloud Gateway, and the exchange makes none
+	 * of its own (a re-pick after a closing pool, which sent nothing, still happens).
+	 */
+	private final boolean routeRetries;
+
 	private int repicks;
 
 	private long firstSentNanos;
@@ -122,6 +129,7 @@ public final class ProxiedExchange {
 		this.exchange = exchange;
 		this.chain = chain;
 		this.picks = new Picks(lease, exchange, url, schemePrefix, this.settings.trustedProxies());
+		this.routeRetries = RetryPolicy.routeRetries(exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR));
 	}
 
 	/**
@@ -358,6 +366,10 @@ public final class ProxiedExchange {
 	}
 
 	private boolean mayRetry(ServiceRuntime runtime, Outcome.Kind kind, int status) {
+		if (this.routeRetries) {
+			// The route's Retry filter decides, by its own statuses and count.
+			return false;
+		}
 		boolean replayable = !kind.mayHaveReached() || RetryPolicy.replayable(this.exchange.getRequest());
 		if (!RetryPolicy.shouldRetry(kind, status, replayable, this.retries, runtime.settings().retry())) {
 			return false;

@@ -4,7 +4,12 @@ import java.util.Set;
 
 import dev.gatewaylb.internal.settings.RetrySettings;
 import dev.gatewaylb.internal.upstream.Outcome;
+import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
+import org.springframework.cloud.gateway.filter.factory.RetryGatewayFilterFactory;
+import org.springframework.cloud.gateway.route.Route;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -28,6 +33,12 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
  * </ul>
  */
 final class RetryPolicy {
+
+	/**
+	 * The class names of the filters {@code RetryGatewayFilterFactory} makes (its inner
+	 * classes).
+	 */
+	private static final String RETRY_FILTER_PREFIX = RetryGatewayFilterFactory.class.getName() + "$";
 
 	private static final Set<HttpMethod> IDEMPOTENT = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS,
 			HttpMethod.PUT, HttpMethod.DELETE);
@@ -71,6 +82,27 @@ final class RetryPolicy {
 		HttpHeaders headers = request.getHeaders();
 		return IDEMPOTENT.contains(request.getMethod()) && headers.getContentLength() <= 0
 				&& !headers.containsHeader(HttpHeaders.TRANSFER_ENCODING);
+	}
+
+	/**
+	 * Returns whether a route carries Spring Cloud Gateway's {@code Retry} filter
+	 * ({@code RetryGatewayFilterFactory}'s, from the YAML shortcut, the {@code args} form
+	 * or the Java DSL), which runs the chain again for each of its tries. A look through
+	 * the route's few filters by their class names: no allocation, no reflection.
+	 * @param route the exchange's route, or {@code null}
+	 * @return whether the route retries by itself
+	 */
+	static boolean routeRetries(@Nullable Route route) {
+		if (route == null) {
+			return false;
+		}
+		for (GatewayFilter filter : route.getFilters()) {
+			GatewayFilter delegate = (filter instanceof OrderedGatewayFilter ordered) ? ordered.getDelegate() : filter;
+			if (delegate.getClass().getName().startsWith(RETRY_FILTER_PREFIX)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }
