@@ -157,7 +157,7 @@
 #   LOCALITY_HOP_MS=2 LOCALITY_DURATION=8 LOCALITY_WARMUP=3 LOCALITY_JIT_WARMUP=20
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
 #   LOAD_REPORTS_SMALL=2 LOAD_REPORTS_LARGE=8 LOAD_REPORTS_SERVICE_MS=10 LOAD_REPORTS_PERCENT=80
-#   LOAD_REPORTS_WARMUP=60 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
+#   LOAD_REPORTS_LEARN=15 LOAD_REPORTS_WARMUP=30 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
 #   LOAD_REPORTS_ROWS="reports-round-robin reports-p2c peak-ewma round-robin"     load-reports
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
@@ -240,8 +240,9 @@ LOAD_REPORTS_SMALL=${LOAD_REPORTS_SMALL:-2}
 LOAD_REPORTS_LARGE=${LOAD_REPORTS_LARGE:-8}
 LOAD_REPORTS_SERVICE_MS=${LOAD_REPORTS_SERVICE_MS:-10}
 LOAD_REPORTS_PERCENT=${LOAD_REPORTS_PERCENT:-80}
-LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-60}
+LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-30}
 LOAD_REPORTS_DURATION=${LOAD_REPORTS_DURATION:-30}
+LOAD_REPORTS_LEARN=${LOAD_REPORTS_LEARN:-15}
 LOAD_REPORTS_PATIENCE_MS=${LOAD_REPORTS_PATIENCE_MS:-10000}
 LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"reports-round-robin reports-p2c peak-ewma round-robin"}
 MIRROR_PERCENT=${MIRROR_PERCENT:-100}
@@ -1815,10 +1816,13 @@ soak() {
 # with a route per row: round-robin and peak-ewma (which read no report), and
 # round-robin and power-of-two-choices weighed by the reports. Each row, one
 # OpenLoopClient at LOAD_REPORTS_PERCENT% of the backends' total capacity:
-# LOAD_REPORTS_WARMUP s unrecorded, then LOAD_REPORTS_DURATION s recorded. Each row's
-# service starts cold: round-robin by reports runs unweighted through its blackout-period
-# (10 s), queueing the small backends, which then work the queue off under their weighted
-# share; peak-EWMA starts without samples. The warm-up is long enough for both to settle. Round-robin without reports
+# LOAD_REPORTS_WARMUP s unrecorded, then LOAD_REPORTS_DURATION s recorded. Before the
+# rows, each row's service learns at a quarter of that rate for LOAD_REPORTS_LEARN s
+# (longer than blackout-period, 10 s): a service starts cold, and round-robin by reports
+# runs unweighted through its blackout. At the full rate that queues the small backends
+# by thousands (400 requests/s each for 200 they serve), a backlog they work off at 50 a
+# second under their weighted share, which is the start-up and not the steady state the
+# rows compare; peak-EWMA, too, starts without samples. Round-robin without reports
 # comes last: it queues the small backends by tens of seconds, which they work off before
 # the next row (backends_idle waits at most 60 s).
 write_load_reports_config() {
@@ -1882,6 +1886,11 @@ load_reports() {
 	local -A results=() served=()
 	local row before after
 	for row in $LOAD_REPORTS_ROWS; do
+		log "$row: learning, ${LOAD_REPORTS_LEARN}s at $((rate / 4)) requests/s"
+		line=$(open_loop_run "http://127.0.0.1:$STARTER_PORT/reports/$row/" "learn:$((rate / 4)):$LOAD_REPORTS_LEARN")
+		log "$row: $(phase learn "$line" | cut -d' ' -f2-)"
+	done
+	for row in $LOAD_REPORTS_ROWS; do
 		log "$row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s, at $rate requests/s"
 		backends_idle
 		before=$(curl -sf "http://127.0.0.1:${REPORTING_PORTS[0]}/__stats" | awk '{ print $2 }' | paste -sd' ')
@@ -1895,7 +1904,7 @@ load_reports() {
 	echo
 	echo "## Load reports: two backends of $LOAD_REPORTS_SMALL workers and two of $LOAD_REPORTS_LARGE, $LOAD_REPORTS_SERVICE_MS ms a request ($capacity requests/s), $rate requests/s (${LOAD_REPORTS_PERCENT}%) open-loop"
 	echo
-	echo "Each row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s recorded; users give up after $LOAD_REPORTS_PATIENCE_MS ms. Shares: each backend's part of the requests served in the row (small, small, large, large)."
+	echo "Each row's service first learned for ${LOAD_REPORTS_LEARN}s at $((rate / 4)) requests/s (past its blackout); then each row: ${LOAD_REPORTS_WARMUP}s unrecorded, then ${LOAD_REPORTS_DURATION}s recorded; users give up after $LOAD_REPORTS_PATIENCE_MS ms. Shares: each backend's part of the requests served in the row (small, small, large, large)."
 	echo
 	echo "| algorithm | load-reports | sent | 200s | gave up | p50 ms | p90 ms | p99 ms | max ms | shares | machine busy before / others during, % |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
