@@ -158,7 +158,7 @@
 #   LOCALITY_ALGORITHMS="round-robin peak-ewma"                          locality
 #   LOAD_REPORTS_SMALL=2 LOAD_REPORTS_LARGE=8 LOAD_REPORTS_SERVICE_MS=10 LOAD_REPORTS_PERCENT=80
 #   LOAD_REPORTS_LEARN=15 LOAD_REPORTS_WARMUP=30 LOAD_REPORTS_DURATION=30 LOAD_REPORTS_PATIENCE_MS=10000
-#   LOAD_REPORTS_ROWS="reports-round-robin reports-p2c peak-ewma round-robin"     load-reports
+#   LOAD_REPORTS_ROWS="reports-p2c peak-ewma reports-round-robin round-robin"     load-reports
 #   MIRROR_PERCENT=100 MIRROR_CONNECTIONS=64 MIRROR_DURATION=12 MIRROR_ROUNDS=5
 #   MIRROR_RATE_PERCENT=10 MIRROR_RATE_DURATION=8 MIRROR_RATE_ROUNDS=3   mirror (and JIT_*)
 #   SOAK_REQUESTS=500000 SOAK_WARMUP=100000 SOAK_CONNECTIONS=32 SOAK_STEP=20
@@ -244,7 +244,7 @@ LOAD_REPORTS_WARMUP=${LOAD_REPORTS_WARMUP:-30}
 LOAD_REPORTS_DURATION=${LOAD_REPORTS_DURATION:-30}
 LOAD_REPORTS_LEARN=${LOAD_REPORTS_LEARN:-15}
 LOAD_REPORTS_PATIENCE_MS=${LOAD_REPORTS_PATIENCE_MS:-10000}
-LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"reports-round-robin reports-p2c peak-ewma round-robin"}
+LOAD_REPORTS_ROWS=${LOAD_REPORTS_ROWS:-"reports-p2c peak-ewma reports-round-robin round-robin"}
 MIRROR_PERCENT=${MIRROR_PERCENT:-100}
 MIRROR_CONNECTIONS=${MIRROR_CONNECTIONS:-64}
 MIRROR_DURATION=${MIRROR_DURATION:-12}
@@ -1822,9 +1822,10 @@ soak() {
 # runs unweighted through its blackout. At the full rate that queues the small backends
 # by thousands (400 requests/s each for 200 they serve), a backlog they work off at 50 a
 # second under their weighted share, which is the start-up and not the steady state the
-# rows compare; peak-EWMA, too, starts without samples. Round-robin without reports
-# comes last: it queues the small backends by tens of seconds, which they work off before
-# the next row (backends_idle waits at most 60 s).
+# rows compare; peak-EWMA, too, starts without samples. The round-robin rows come last:
+# without reports round-robin queues the small backends by tens of seconds, and weighed
+# by reports it can spiral at this load on one core (docs/benchmarks.md); the backlog and
+# the gateway's piled connections would be the next row's start.
 write_load_reports_config() {
 	local file=$WORK/load-reports.properties route=0 row service i
 	{
