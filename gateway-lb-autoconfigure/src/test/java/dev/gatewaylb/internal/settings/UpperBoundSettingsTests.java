@@ -71,6 +71,10 @@ class UpperBoundSettingsTests {
 			Map.entry("affinity.max-age", "400d"), Map.entry("affinity.max-load-factor", "100"),
 			Map.entry("locality.overprovisioning-factor", "1000"), Map.entry("locality.panic-threshold", "1"),
 			Map.entry("mirror.percent", "100"), Map.entry("mirror.max-concurrent", "65536"),
+			// Shorter than weight-expiration-period, which it must be.
+			Map.entry("load-reports.blackout-period", "59m"), Map.entry("load-reports.weight-expiration-period", "1h"),
+			Map.entry("load-reports.error-utilization-penalty", "100"),
+			Map.entry("load-reports.max-weight-ratio", "1000"), Map.entry("load-reports.probe.interval", "1h"),
 			// 1GB held at once: max-concurrent x max-body.
 			Map.entry("mirror.max-body", "16KB"));
 
