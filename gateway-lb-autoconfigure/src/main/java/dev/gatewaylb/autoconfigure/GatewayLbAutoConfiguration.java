@@ -37,6 +37,8 @@ import dev.gatewaylb.rollout.FleetDecisions;
 import dev.gatewaylb.internal.rollout.RolloutPlan;
 import dev.gatewaylb.internal.rollout.SplitRollouts;
 import dev.gatewaylb.internal.split.StickyCookie;
+import dev.gatewaylb.internal.observation.ObservedControlEvents;
+import io.micrometer.observation.ObservationRegistry;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -255,9 +257,9 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		ServiceRuntimes gatewayLbServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams,
-				ScheduledControlThread control) {
-			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current,
-					Features.all());
+				ScheduledControlThread control, ObjectProvider<ObservationRegistry> observations) {
+			return new ServiceRuntimes(settings, source, upstreams, control, ThreadLocalRandom::current, Features.all(),
+					ObservedControlEvents.of(observations.getIfAvailable()));
 		}
 
 		@Bean
@@ -279,9 +281,10 @@ public final class GatewayLbAutoConfiguration {
 
 		@Bean
 		SplitRollouts gatewayLbSplitRollouts(ScheduledControlThread control, LiveSettings settings,
-				ObjectProvider<FleetDecisions> fleet) {
+				ObjectProvider<FleetDecisions> fleet, ObjectProvider<ObservationRegistry> observations) {
 			SplitRollouts rollouts = new SplitRollouts(control, System::currentTimeMillis,
-					() -> fleet.getIfAvailable(() -> FleetDecisions.NONE));
+					() -> fleet.getIfAvailable(() -> FleetDecisions.NONE),
+					ObservedControlEvents.of(observations.getIfAvailable()));
 			settings.onApply((applied) -> rollouts.plans(rolloutPlans(applied)));
 			return rollouts;
 		}
@@ -334,11 +337,13 @@ public final class GatewayLbAutoConfiguration {
 		AttemptFilter gatewayLbAttemptFilter(LiveSettings settings, ServiceRuntimes runtimes,
 				SplitCounters splitCounters, SplitRollouts rollouts,
 				ObjectProvider<GatewayLoadBalancerProperties> loadBalancerProperties,
-				ObjectProvider<List<HttpHeadersFilter>> headersFilters) {
+				ObjectProvider<List<HttpHeadersFilter>> headersFilters,
+				ObjectProvider<ObservationRegistry> observations) {
 			GatewayLoadBalancerProperties gateway = loadBalancerProperties.getIfAvailable();
 			return new AttemptFilter(settings, runtimes,
 					new StickyCookie(System::currentTimeMillis, new SecureRandom().nextLong()), splitCounters, rollouts,
-					gateway != null && gateway.isUse404(), () -> headersFilters.getIfAvailable(List::of));
+					gateway != null && gateway.isUse404(), () -> headersFilters.getIfAvailable(List::of),
+					observations.getIfAvailable());
 		}
 
 		@Bean

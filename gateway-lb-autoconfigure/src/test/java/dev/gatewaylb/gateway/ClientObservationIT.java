@@ -41,6 +41,8 @@ class ClientObservationIT extends GatewayIntegrationTest {
 
 	static final TestBackend silent = TestBackend.start("silent");
 
+	static final TestBackend stormy = TestBackend.start("stormy");
+
 	static final int closed = closedPort();
 
 	@Autowired
@@ -64,11 +66,12 @@ class ClientObservationIT extends GatewayIntegrationTest {
 			.set("gateway.lb.services.hedged.hedge.max-extra-load", 1)
 			.set("gateway.lb.services.hedged.hedge.min-delay", "5ms");
 		gateway.route("gone").instances("gone", List.of(silent));
+		gateway.route("storm").instances("storm", List.of(stormy));
 	}
 
 	@AfterAll
 	static void stopBackends() {
-		List.of(slow, fast, silent).forEach(TestBackend::close);
+		List.of(slow, fast, silent, stormy).forEach(TestBackend::close);
 	}
 
 	@Test
@@ -89,6 +92,7 @@ class ClientObservationIT extends GatewayIntegrationTest {
 		long retries = retried.retried().sum() - retriesBefore;
 		assertThat(retries).as("attempts refused, then retried").isPositive();
 		assertThat(counts().since(before)).isEqualTo(new Counts(0, 20 + retries));
+		assertThat(activeAttempts()).as("gateway.lb.attempt observations running").isZero();
 	}
 
 	@Test
@@ -113,6 +117,7 @@ class ClientObservationIT extends GatewayIntegrationTest {
 			assertThat(counters.won().sum() - wonBefore).as("backups that won").isPositive();
 			long sent = counters.sent().sum() - sentBefore;
 			assertThat(counts().since(before)).isEqualTo(new Counts(0, 20 + sent));
+			assertThat(activeAttempts()).as("gateway.lb.attempt observations running").isZero();
 		}
 		finally {
 			slow.delay(Duration.ZERO);
@@ -133,10 +138,58 @@ class ClientObservationIT extends GatewayIntegrationTest {
 				await().atMost(Duration.ofSeconds(5)).until(() -> inFlight("gone") == 0);
 			}
 			assertThat(counts().since(before)).isEqualTo(new Counts(0, 10));
+			assertThat(activeAttempts()).as("gateway.lb.attempt observations running").isZero();
 		}
 		finally {
 			silent.delay(Duration.ZERO);
 		}
+	}
+
+	@Test
+	void aStormOfClientsThatHangUpLeavesNoObservationRunning() {
+		stormy.delay(Duration.ofSeconds(30));
+		try {
+			Counts before = counts();
+			long attemptsBefore = attempts("cancelled");
+			int seen = stormy.requests();
+			List<Disposable> requests = new java.util.ArrayList<>();
+			for (int i = 0; i < 32; i++) {
+				requests.add(this.client.get("/storm/", Map.of()).subscribe());
+			}
+			// Every request at the endpoint, none answered: then every client hangs up.
+			await().atMost(Duration.ofSeconds(10)).until(() -> stormy.requests() == seen + 32);
+			requests.forEach(Disposable::dispose);
+			await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("storm") == 0);
+			await().atMost(Duration.ofSeconds(5)).until(() -> counts().since(before).equals(new Counts(0, 32)));
+			assertThat(activeAttempts()).as("gateway.lb.attempt observations running").isZero();
+			assertThat(attempts("cancelled") - attemptsBefore).isEqualTo(32);
+		}
+		finally {
+			stormy.delay(Duration.ZERO);
+		}
+	}
+
+	/**
+	 * Returns how many {@code gateway.lb.attempt} observations are running.
+	 */
+	private long activeAttempts() {
+		return this.meters.find("gateway.lb.attempt.active")
+			.longTaskTimers()
+			.stream()
+			.mapToLong(LongTaskTimer::activeTasks)
+			.sum();
+	}
+
+	/**
+	 * Returns how many {@code gateway.lb.attempt} observations stopped with an outcome.
+	 */
+	private long attempts(String outcome) {
+		return this.meters.find("gateway.lb.attempt")
+			.tag("gateway.lb.outcome", outcome)
+			.timers()
+			.stream()
+			.mapToLong(Timer::count)
+			.sum();
 	}
 
 	private Counts counts() {

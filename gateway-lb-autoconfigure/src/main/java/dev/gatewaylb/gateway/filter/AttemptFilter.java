@@ -15,6 +15,9 @@ import dev.gatewaylb.internal.exchange.ProxiedExchange;
 import dev.gatewaylb.internal.exchange.ProxyServices;
 import dev.gatewaylb.internal.exchange.Shadows;
 import dev.gatewaylb.internal.exchange.SplitRouting;
+import dev.gatewaylb.internal.observation.AttemptObservations;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -66,8 +69,29 @@ public final class AttemptFilter implements GlobalFilter, Ordered {
 	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, StickyCookie sticky,
 			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404,
 			Supplier<List<HttpHeadersFilter>> headersFilters) {
+		this(settings, runtimes, sticky, splitCounters, rollouts, use404, headersFilters, null);
+	}
+
+	/**
+	 * Creates the filter of a gateway that observes its attempts.
+	 * @param settings the settings in force
+	 * @param runtimes every service's runtime
+	 * @param sticky mints sticky cookie values
+	 * @param splitCounters counts each split's requests per target
+	 * @param rollouts the splits' rollouts
+	 * @param use404 whether a service without an endpoint to pick answers 404 instead of
+	 * 503
+	 * @param headersFilters the gateway's request header filters
+	 * @param observations the application's observation registry: each attempt is a
+	 * {@code gateway.lb.attempt} observation; {@code null} or a no-op registry observes
+	 * nothing, at no cost to the request path
+	 */
+	public AttemptFilter(LiveSettings settings, ServiceRuntimes runtimes, StickyCookie sticky,
+			SplitCounters splitCounters, SplitRollouts rollouts, boolean use404,
+			Supplier<List<HttpHeadersFilter>> headersFilters, @Nullable ObservationRegistry observations) {
+		AttemptObservations attempts = AttemptObservations.of(observations);
 		this.services = new ProxyServices(settings, runtimes, new SplitRouting(sticky, splitCounters, rollouts), use404,
-				new Shadows(once(headersFilters)));
+				new Shadows(once(headersFilters), attempts), attempts);
 	}
 
 	/**

@@ -13,7 +13,9 @@ import dev.gatewaylb.internal.upstream.Upstreams;
 import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
+import dev.gatewaylb.internal.observation.AttemptContext;
 import dev.gatewaylb.internal.overload.OverloadState;
+import io.micrometer.observation.Observation;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
@@ -136,6 +138,16 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	private volatile @Nullable SplitDecision bodyJudge;
 
 	/**
+	 * The attempt's {@code gateway.lb.attempt} observation and its context, or
+	 * {@code null} when nothing observes attempts. Set before the attempt is held or sent
+	 * ({@link #observe}), so that whatever thread ends its claim sees them; stopped by
+	 * the one release.
+	 */
+	private @Nullable Observation observation;
+
+	private @Nullable AttemptContext observed;
+
+	/**
 	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
 	 * raised.
 	 * @param state the endpoint's state
@@ -195,6 +207,23 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 		// takes its connection on the exchange's loop.
 		return (loop != null) ? Context.of(CONTEXT_KEY, this, Upstreams.CALLER_EVENT_LOOP, loop)
 				: Context.of(CONTEXT_KEY, this);
+	}
+
+	/**
+	 * Makes the attempt observed, before it is held by a lease or sent.
+	 * @param observation its observation, started
+	 * @param context the observation's context
+	 */
+	void observe(Observation observation, AttemptContext context) {
+		this.observation = observation;
+		this.observed = context;
+	}
+
+	/**
+	 * Returns the attempt's observation, or {@code null} when nothing observes it.
+	 */
+	@Nullable Observation observation() {
+		return this.observation;
 	}
 
 	/**
@@ -260,7 +289,9 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	@Override
 	public void responseFailed(Throwable error) {
-		end(failure(error));
+		Outcome.Kind kind = failure(error);
+		observeError(kind, error);
+		end(kind);
 	}
 
 	/**
@@ -324,8 +355,19 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 */
 	Outcome.Kind failed(Throwable error) {
 		Outcome.Kind kind = failure(error);
+		observeError(kind, error);
 		end(kind);
 		return kind;
+	}
+
+	/**
+	 * Puts an error charged to the endpoint on the attempt's observation, if any.
+	 */
+	private void observeError(Outcome.Kind kind, Throwable error) {
+		Observation observation = this.observation;
+		if (observation != null && kind.charge() == Outcome.Charge.FAILURE) {
+			observation.error(error);
+		}
 	}
 
 	/**
@@ -432,6 +474,10 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	@Override
 	protected void released() {
+		Observation observation = this.observation;
+		if (observation != null) {
+			stopObservation(observation);
+		}
 		int index = this.partition;
 		if (index >= 0) {
 			this.overload.partitions().release(index);
@@ -441,6 +487,51 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 			// for one (concurrency.max-wait) may take it. One read when none waits.
 			this.overload.partitions().wakeOne();
 		}
+	}
+
+	/**
+	 * Stops the attempt's observation when its claim ends, with its outcome: the settled
+	 * one, or, when the exchange's end released the claim before the connection settled
+	 * it, what the attempt got as far as (an answer of a status passive health does not
+	 * count: a success). A claim always ends, so no observation is left running, whatever
+	 * the client or the gateway did.
+	 */
+	private void stopObservation(Observation observation) {
+		AttemptContext context = this.observed;
+		if (context == null) {
+			return;
+		}
+		Outcome.Kind kind = (Outcome.Kind) SETTLED.getVolatile(this);
+		if (kind == null) {
+			boolean answered = this.phase == Outcome.Phase.RECEIVING && !countsAsFailure(this.status);
+			context.ended(answered ? "success" : "cancelled", null);
+		}
+		else {
+			switch (kind.charge()) {
+				case SUCCESS -> context.ended("success", null);
+				case FAILURE -> context.ended("failure", null);
+				case NOBODY -> {
+					if (kind == Outcome.Kind.SATURATED) {
+						context.ended("shed", "pool-saturated");
+					}
+					else {
+						context.ended("cancelled", reasonOf(kind));
+					}
+				}
+			}
+		}
+		observation.stop();
+	}
+
+	/**
+	 * Returns why an attempt was given up, for its observation.
+	 */
+	private static @Nullable String reasonOf(Outcome.Kind kind) {
+		return switch (kind) {
+			case CLIENT_GONE -> "client-gone";
+			case REQUEST_BODY_IDLE -> "request-body-idle";
+			default -> null;
+		};
 	}
 
 	/**

@@ -11,6 +11,7 @@ import dev.gatewaylb.internal.loadreports.LoadReportsState;
 import dev.gatewaylb.internal.mirror.Mirror;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.mirror.MirrorState;
+import dev.gatewaylb.internal.observation.AttemptContext;
 import dev.gatewaylb.internal.overload.Admission;
 import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
@@ -18,6 +19,7 @@ import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.internal.settings.GatewayLbSettings;
 import dev.gatewaylb.internal.settings.SplitSettings;
 import dev.gatewaylb.internal.upstream.Outcome;
+import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -128,7 +130,8 @@ public final class ProxiedExchange {
 		this.split = this.settings.splits().isEmpty() ? null : this.settings.split(url.getHost());
 		this.exchange = exchange;
 		this.chain = chain;
-		this.picks = new Picks(lease, exchange, url, schemePrefix, this.settings.trustedProxies());
+		this.picks = new Picks(lease, exchange, url, schemePrefix, this.settings.trustedProxies(),
+				services.observations());
 		this.routeRetries = RetryPolicy.routeRetries(exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR));
 	}
 
@@ -146,6 +149,9 @@ public final class ProxiedExchange {
 			replace(decision.exchange());
 			this.picks.decided(decision.hashKey(), decision.rollout() != null);
 			service = decision.service();
+			if (this.picks.observed()) {
+				this.picks.observedSplit(service, this.services.splits().rolloutStep(split));
+			}
 		}
 		String named = service;
 		ServiceRuntime runtime = this.services.runtimes().find(named);
@@ -183,6 +189,7 @@ public final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		this.retries++;
+		this.picks.nextAttempt(AttemptContext.RETRY, "route-retry-filter");
 		// The route's filter did not ask the budget; it spends it all the same, so that
 		// gateway-lb's own retries stay within it.
 		runtime.budget().retried(runtime.nanoTime());
@@ -231,12 +238,13 @@ public final class ProxiedExchange {
 		}
 		ServiceRuntime shadow = this.services.runtimes().find(target);
 		ServerWebExchange exchange = this.exchange;
+		Observation parent = this.picks.observed() ? this.picks.parentObservation() : null;
 		// The client as the split's sides tell clients apart: its share of the stage.
 		int client = (this.decision != null) ? this.decision.rolloutClient() : 0;
 		Mirror mirror = Mirror.start(state, mirroring, exchange.getRequest(), shadow != null && shadow.isBalancedHere(),
 				() -> this.services.shadows().headers(exchange, mirroring.stripHeaders(), runtime.id()),
 				(copy, body) -> this.services.shadows()
-					.send(shadow, copy.method(), this.picks::endpointUrl, copy.headers(), copy.body(), body),
+					.send(shadow, copy.method(), this.picks::endpointUrl, copy.headers(), copy.body(), body, parent),
 				staged ? (differs) -> stage.shadowAnswered(client, differs) : null, runtime.clock());
 		if (mirror != null) {
 			this.lease.watch(mirror);
@@ -273,6 +281,7 @@ public final class ProxiedExchange {
 							// endpoint
 							// it names may be the one with a place now.
 							this.affinity.again();
+							this.picks.waited();
 							return next(runtime);
 						}, () -> shed(runtime));
 			}
@@ -321,7 +330,7 @@ public final class ProxiedExchange {
 				answered(attempt, status);
 				return Mono.empty();
 			}
-			return retry(attempt, runtime);
+			return retry(attempt, runtime, kind, status);
 		}
 		Outcome.Kind kind = attempt.failed(error);
 		if (kind.charge() == Outcome.Charge.FAILURE) {
@@ -339,6 +348,7 @@ public final class ProxiedExchange {
 				// or a refresh replaced the service's pools. Nothing left the gateway:
 				// pick again from the service as it is now, without spending a retry.
 				this.repicks++;
+				this.picks.nextAttempt(AttemptContext.RE_PICK, "pool-closing");
 				// The pick follows the session's cookie again, as after a wait: its
 				// endpoint is most likely in the new pools, healthy.
 				this.affinity.again();
@@ -354,7 +364,7 @@ public final class ProxiedExchange {
 			runtime.counters().saturated().increment();
 		}
 		if (!response.isCommitted() && mayRetry(runtime, kind, 0)) {
-			return retry(attempt, runtime);
+			return retry(attempt, runtime, kind, 0);
 		}
 		if (kind == Outcome.Kind.SATURATED) {
 			// The side's own pool was full: the client gets the gateway's 503, and a
@@ -385,13 +395,25 @@ public final class ProxiedExchange {
 		return true;
 	}
 
-	private Mono<Void> retry(Attempt attempt, ServiceRuntime runtime) {
+	private Mono<Void> retry(Attempt attempt, ServiceRuntime runtime, Outcome.Kind kind, int status) {
+		if (this.picks.observed()) {
+			this.picks.nextAttempt(AttemptContext.RETRY, retryReason(attempt, kind, status));
+		}
 		attempt.cancel();
 		this.retries++;
 		runtime.counters().retried().increment();
 		// Drop what the failed attempt left on the exchange: its connection, its headers.
 		ServerWebExchangeUtils.reset(this.exchange);
 		return next(runtime);
+	}
+
+	/**
+	 * Returns why a retry skips the endpoint of the attempt before it, for the retry's
+	 * observation: what that attempt got, and where.
+	 */
+	private static String retryReason(Attempt attempt, Outcome.Kind kind, int status) {
+		String got = kind.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+		return ((status > 0) ? got + " " + status : got) + " at " + attempt.endpoint().address();
 	}
 
 	/**
@@ -439,6 +461,7 @@ public final class ProxiedExchange {
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
 		runtime.feature(OverloadState.class).shed().increment();
+		this.picks.observeShed(runtime, "concurrency-limit");
 		rolloutFailed();
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);

@@ -12,6 +12,9 @@ import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
+import dev.gatewaylb.internal.observation.AttemptContext;
+import dev.gatewaylb.internal.observation.AttemptObservations;
+import io.micrometer.observation.Observation;
 import io.netty.buffer.ByteBuf;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -37,6 +40,8 @@ public final class Shadows {
 	 */
 	public static final String MIRROR_HEADER = "X-Gateway-Mirror";
 
+	private final @Nullable AttemptObservations observations;
+
 	private final Supplier<List<HttpHeadersFilter>> headersFilters;
 
 	/**
@@ -46,7 +51,17 @@ public final class Shadows {
 	 * (asked once, at the first copy: they are beans that may need the filters')
 	 */
 	public Shadows(Supplier<List<HttpHeadersFilter>> headersFilters) {
+		this(headersFilters, null);
+	}
+
+	/**
+	 * Creates the sender of a gateway whose copies are observed.
+	 * @param headersFilters as above
+	 * @param observations starts each copy's observation, or {@code null}
+	 */
+	public Shadows(Supplier<List<HttpHeadersFilter>> headersFilters, @Nullable AttemptObservations observations) {
 		this.headersFilters = headersFilters;
+		this.observations = observations;
 	}
 
 	/**
@@ -96,11 +111,12 @@ public final class Shadows {
 	 * @param headers the headers
 	 * @param body the body, or {@code null} for none
 	 * @param onBody told each chunk of the answer's body, on the connection's event loop
+	 * @param parent the primary exchange's observation, or {@code null}
 	 * @return the shadow's status once its whole answer arrived; empty when it failed,
 	 * had no endpoint to pick, or was given up at its deadline
 	 */
 	Mono<Integer> send(ServiceRuntime shadow, HttpMethod method, Function<Member, URI> url, HttpHeaders headers,
-			byte @Nullable [] body, Consumer<ByteBuf> onBody) {
+			byte @Nullable [] body, Consumer<ByteBuf> onBody, @Nullable Observation parent) {
 		Snapshot<Member> snapshot = shadow.snapshot();
 		int index = snapshot.select(null);
 		if (index < 0) {
@@ -109,6 +125,14 @@ public final class Shadows {
 		ExchangeLease lease = new ExchangeLease();
 		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), shadow, snapshot.value(index),
 				lease, false, 0, null, -1, false);
+		AttemptObservations observations = this.observations;
+		if (observations != null) {
+			// Before the lease holds it, as every attempt's.
+			AttemptContext context = new AttemptContext(shadow.id(),
+					AttemptObservations.name(shadow.settings().balancer().algorithm()), AttemptContext.MIRROR,
+					attempt.endpoint().address(), 1, null, null, null);
+			attempt.observe(observations.start(context, parent), context);
+		}
 		lease.hold(attempt);
 		Mono<Integer> answer = shadow.upstream()
 			.client()

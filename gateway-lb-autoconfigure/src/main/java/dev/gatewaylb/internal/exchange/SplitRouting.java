@@ -111,6 +111,17 @@ public final class SplitRouting {
 	}
 
 	/**
+	 * Returns the id and step of a split's rollout in force, {@code id/step}, for an
+	 * observation; {@code null} when it has none.
+	 * @param split the split's settings
+	 * @return the rollout, or {@code null}
+	 */
+	@Nullable String rolloutStep(SplitSettings split) {
+		RolloutTrack rollout = this.rollouts.track(split.split().name(), split.rollout());
+		return (rollout != null) ? rollout.plan().id() + "/" + rollout.status().step() : null;
+	}
+
+	/**
 	 * Returns a hash of a client address, 0 when it is unknown: an IPv4 address's hash is
 	 * its 32 bits, an IPv6 one's a hash of its first 64 (its /64: a host may take any
 	 * address of its prefix); the rollout's side mixes it further.

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
+import dev.gatewaylb.internal.control.ControlEvents;
 import dev.gatewaylb.internal.control.ControlThread;
 import dev.gatewaylb.internal.control.Separately;
 import dev.gatewaylb.rollout.FleetDecisions;
@@ -37,6 +38,8 @@ public final class SplitRollouts {
 	 * judged at most this late.
 	 */
 	public static final Duration TICK = Duration.ofMillis(250);
+
+	private final ControlEvents events;
 
 	/**
 	 * The longest an operator's action waits for the control thread.
@@ -90,6 +93,19 @@ public final class SplitRollouts {
 	 * {@link FleetDecisions#NONE} for a gateway on its own
 	 */
 	public SplitRollouts(ControlThread control, LongSupplier epochMillis, Supplier<FleetDecisions> fleet) {
+		this(control, epochMillis, fleet, ControlEvents.NONE);
+	}
+
+	/**
+	 * Creates the runner of a gateway whose verdicts are heard.
+	 * @param control as above
+	 * @param epochMillis as above
+	 * @param fleet as above
+	 * @param events hears every verdict
+	 */
+	public SplitRollouts(ControlThread control, LongSupplier epochMillis, Supplier<FleetDecisions> fleet,
+			ControlEvents events) {
+		this.events = events;
 		this.control = Objects.requireNonNull(control, "control");
 		this.epochMillis = Objects.requireNonNull(epochMillis, "epochMillis");
 		this.fleet = Objects.requireNonNull(fleet, "fleet");
@@ -489,6 +505,7 @@ public final class SplitRollouts {
 		Rollout.Status status = track.status();
 		track.verdict(new Verdict(this.epochMillis.getAsLong(), status.step(), status.percent(), kind, reason,
 				(windows != null) ? windows.canary() : null, (windows != null) ? windows.others() : null));
+		this.events.rolloutVerdict(track.split(), track.plan().id(), kind.label(), status.step(), reason);
 	}
 
 	/**

@@ -63,6 +63,7 @@ final class LatencyEjection {
 					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms: its median latency is more than "
 					+ detection.latencyFactor() + " times the median of the service's endpoints, "
 					+ Math.round(latency.lastMedianNanos() / 1_000) / 1000.0 + " ms");
+			runtime.events().ejected(runtime.id(), state.address(), "latency");
 			runtime.balancer().reevaluateLater();
 		}
 	}

@@ -10,6 +10,7 @@ import java.util.random.RandomGenerator;
 
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.ControlEvents;
 import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.feature.Feature;
@@ -47,6 +48,8 @@ final class RuntimeFactory {
 
 	private final List<ServiceFeature<?, ?>> features;
 
+	private final ControlEvents events;
+
 	/**
 	 * Creates the factory.
 	 * @param upstreams builds each service's pools
@@ -57,6 +60,21 @@ final class RuntimeFactory {
 	 */
 	RuntimeFactory(Upstreams upstreams, RequestClock clock, Supplier<? extends RandomGenerator> random,
 			Executor rebuilds, List<ServiceFeature<?, ?>> features) {
+		this(upstreams, clock, random, rebuilds, features, ControlEvents.NONE);
+	}
+
+	/**
+	 * Creates the factory of runtimes whose ejections are heard.
+	 * @param upstreams as above
+	 * @param clock as above
+	 * @param random as above
+	 * @param rebuilds as above
+	 * @param features as above
+	 * @param events hears each runtime's ejections
+	 */
+	RuntimeFactory(Upstreams upstreams, RequestClock clock, Supplier<? extends RandomGenerator> random,
+			Executor rebuilds, List<ServiceFeature<?, ?>> features, ControlEvents events) {
+		this.events = events;
 		this.upstreams = Objects.requireNonNull(upstreams, "upstreams");
 		this.clock = Objects.requireNonNull(clock, "clock");
 		this.nanoClock = clock::nanoTime;
@@ -78,7 +96,8 @@ final class RuntimeFactory {
 				this.rebuilds);
 		Upstream upstream = balancedHere ? this.upstreams.build(serviceId, settings.upstream()) : null;
 		return new ServiceRuntime(serviceId, settings, balancer, upstream, budget(settings), ServiceCounters.create(),
-				new AtomicBoolean(), new Ejections(), 1, this.clock, this.features, states(null, serviceId, settings));
+				new AtomicBoolean(), new Ejections(), 1, this.clock, this.features, states(null, serviceId, settings),
+				this.events);
 	}
 
 	/**

@@ -9,6 +9,7 @@ import dev.gatewaylb.internal.balance.Algorithm;
 import dev.gatewaylb.internal.balance.Balancer;
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.ControlEvents;
 import dev.gatewaylb.internal.control.RequestClock;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.feature.ServiceView;
@@ -60,6 +61,11 @@ public final class ServiceRuntime implements ServiceView {
 	private final RequestClock clock;
 
 	/**
+	 * Hears the service's ejections, wherever they are decided.
+	 */
+	private final ControlEvents events;
+
+	/**
 	 * Each feature's state of the service, in the order of {@link #features}: read by
 	 * {@link #feature}, never written after construction.
 	 */
@@ -69,7 +75,9 @@ public final class ServiceRuntime implements ServiceView {
 
 	ServiceRuntime(String id, ServiceSettings settings, Balancer<Member> balancer, @Nullable Upstream upstream,
 			RetryBudget budget, ServiceCounters counters, AtomicBoolean failingOpen, Ejections ejections,
-			long generation, RequestClock clock, List<ServiceFeature<?, ?>> features, Object[] states) {
+			long generation, RequestClock clock, List<ServiceFeature<?, ?>> features, Object[] states,
+			ControlEvents events) {
+		this.events = events;
 		this.id = id;
 		this.settings = settings;
 		this.balancer = balancer;
@@ -83,6 +91,14 @@ public final class ServiceRuntime implements ServiceView {
 		this.clock = clock;
 		this.features = features;
 		this.states = states;
+	}
+
+	/**
+	 * Returns what hears the control side's decisions about the service's endpoints.
+	 * @return the events' listener
+	 */
+	public ControlEvents events() {
+		return this.events;
 	}
 
 	/**
@@ -163,6 +179,7 @@ public final class ServiceRuntime implements ServiceView {
 			logger.warn("Ejected " + state.address() + " of service " + this.id + " for "
 					+ (state.ejectedUntilNanos() - now) / 1_000_000 + " ms after " + detection.consecutiveFailures()
 					+ " failures in a row");
+			this.events.ejected(this.id, state.address(), "consecutive-failures");
 			this.balancer.reevaluateLater();
 		}
 	}
@@ -316,7 +333,7 @@ public final class ServiceRuntime implements ServiceView {
 
 	ServiceRuntime with(ServiceSettings settings, @Nullable Upstream upstream, RetryBudget budget, Object[] states) {
 		return new ServiceRuntime(this.id, settings, this.balancer, upstream, budget, this.counters, this.failingOpen,
-				this.ejections, this.generation + 1, this.clock, this.features, states);
+				this.ejections, this.generation + 1, this.clock, this.features, states, this.events);
 	}
 
 	/**

@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 import dev.gatewaylb.internal.balance.Snapshot;
+import dev.gatewaylb.internal.control.ControlEvents;
 import dev.gatewaylb.internal.control.ControlThread;
 import dev.gatewaylb.internal.feature.Feature;
 import dev.gatewaylb.internal.discovery.DiscoveryPoller;
@@ -93,6 +94,8 @@ public final class ServiceRuntimes {
 
 	private final List<RuntimeListener> listeners = new CopyOnWriteArrayList<>();
 
+	private final ControlEvents events;
+
 	private volatile boolean started;
 
 	private volatile boolean stopped;
@@ -110,11 +113,27 @@ public final class ServiceRuntimes {
 	 */
 	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, ControlThread control,
 			Supplier<? extends RandomGenerator> random, List<ServiceFeature<?, ?>> features) {
+		this(settings, source, upstreams, control, random, features, ControlEvents.NONE);
+	}
+
+	/**
+	 * Creates the runtimes of a gateway whose control side's events are heard.
+	 * @param settings as above
+	 * @param source as above
+	 * @param upstreams as above
+	 * @param control as above
+	 * @param random as above
+	 * @param features as above
+	 * @param events hears ejections and drains
+	 */
+	public ServiceRuntimes(LiveSettings settings, InstanceSource source, Upstreams upstreams, ControlThread control,
+			Supplier<? extends RandomGenerator> random, List<ServiceFeature<?, ?>> features, ControlEvents events) {
 		this.settings = Objects.requireNonNull(settings, "settings");
+		this.events = Objects.requireNonNull(events, "events");
 		this.source = Objects.requireNonNull(source, "source");
 		this.control = Objects.requireNonNull(control, "control");
 		this.features = List.copyOf(features);
-		this.factory = new RuntimeFactory(upstreams, control.requestClock(), random, control, this.features);
+		this.factory = new RuntimeFactory(upstreams, control.requestClock(), random, control, this.features, events);
 		this.discovery = new DiscoveryPoller(source, control);
 		this.retirement = new UpstreamRetirement(control);
 		this.latencyEjection = new LatencyEjection(this::all, control);
@@ -281,8 +300,12 @@ public final class ServiceRuntimes {
 	 */
 	public Drain drain(String serviceId, String address, boolean drain, boolean force) {
 		ServiceSlots.Slot slot = this.slots.find(serviceId);
-		return (slot != null) ? Drains.drain(slot, this.control, this::publish, address, drain, force)
+		Drain done = (slot != null) ? Drains.drain(slot, this.control, this::publish, address, drain, force)
 				: Drain.NOT_AN_ENDPOINT;
+		if (done == Drain.DONE) {
+			this.events.drained(slot.id, address, drain);
+		}
+		return done;
 	}
 
 	/**

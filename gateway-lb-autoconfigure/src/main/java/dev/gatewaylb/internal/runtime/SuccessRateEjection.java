@@ -116,6 +116,7 @@ final class SuccessRateEjection {
 						+ answers[i] + " answers of the last interval, "
 						+ (byRate[i] ? "a success rate below the service's endpoints'"
 								: "at least " + percentage.thresholdPercent() + "% failures"));
+				runtime.events().ejected(runtime.id(), state.address(), "success-rate");
 			}
 		}
 		if (ejected) {

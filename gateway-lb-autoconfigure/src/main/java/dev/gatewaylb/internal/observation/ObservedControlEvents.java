@@ -1,0 +1,77 @@
+package dev.gatewaylb.internal.observation;
+
+import dev.gatewaylb.internal.control.ControlEvents;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The control side's events as observations: each is a {@code gateway.lb.control}
+ * observation that starts, carries one event ({@code gateway.lb.ejected},
+ * {@code gateway.lb.drained}, {@code gateway.lb.undrained},
+ * {@code gateway.lb.rollout-verdict}) and stops; a span of its own with a tracer, a timer
+ * and a counter per event with meters. Rare (an ejection, a drain, a verdict a few
+ * seconds apart at most), so their allocation does not matter.
+ */
+public final class ObservedControlEvents implements ControlEvents {
+
+	/** The observation's name. */
+	public static final String NAME = "gateway.lb.control";
+
+	private final ObservationRegistry registry;
+
+	public ObservedControlEvents(ObservationRegistry registry) {
+		this.registry = registry;
+	}
+
+	/**
+	 * Returns the events for a registry, or {@link ControlEvents#NONE} when it would
+	 * record nothing.
+	 * @param registry the application's registry, or {@code null}
+	 * @return the events
+	 */
+	public static ControlEvents of(@Nullable ObservationRegistry registry) {
+		return (registry == null || registry.isNoop()) ? ControlEvents.NONE : new ObservedControlEvents(registry);
+	}
+
+	@Override
+	public void ejected(String service, String endpoint, String reason) {
+		record("ejected", "gateway.lb.service", service, endpoint, reason);
+	}
+
+	@Override
+	public void drained(String service, String endpoint, boolean draining) {
+		record(draining ? "drained" : "undrained", "gateway.lb.service", service, endpoint, null);
+	}
+
+	@Override
+	public void rolloutVerdict(String split, String rollout, String verdict, int step, @Nullable String reason) {
+		Observation observation = Observation.createNotStarted(NAME, this.registry)
+			.contextualName("gateway-lb rollout-verdict " + split)
+			.lowCardinalityKeyValue("gateway.lb.event", "rollout-verdict")
+			.lowCardinalityKeyValue("gateway.lb.split", split)
+			.lowCardinalityKeyValue("gateway.lb.verdict", verdict)
+			.highCardinalityKeyValue("gateway.lb.rollout", rollout + "/" + step);
+		if (reason != null) {
+			observation.highCardinalityKeyValue("gateway.lb.reason", reason);
+		}
+		observation.start();
+		observation.event(Observation.Event.of("gateway.lb.rollout-verdict", verdict + " at step " + step));
+		observation.stop();
+	}
+
+	private void record(String event, String subjectKey, String subject, String endpoint, @Nullable String reason) {
+		Observation observation = Observation.createNotStarted(NAME, this.registry)
+			.contextualName("gateway-lb " + event + " " + subject)
+			.lowCardinalityKeyValue("gateway.lb.event", event)
+			.lowCardinalityKeyValue(subjectKey, subject)
+			.highCardinalityKeyValue("gateway.lb.endpoint", endpoint);
+		if (reason != null) {
+			observation.highCardinalityKeyValue("gateway.lb.reason", reason);
+		}
+		observation.start();
+		observation.event(Observation.Event.of("gateway.lb." + event, event + " " + endpoint));
+		observation.stop();
+	}
+
+}
