@@ -11,8 +11,9 @@ import org.springframework.context.annotation.Bean;
  * {@code application.yml}, plus the demo backends it routes to.
  * <p>
  * Nothing here is needed to use gateway-lb: the starter on the classpath and the
- * {@code gateway.lb} properties are all it takes. The only bean is the demo backends,
- * which a real deployment replaces with its own services.
+ * {@code gateway.lb} properties are all it takes. The beans are the demo backends, which
+ * a real deployment replaces with its own services, and a log line per attempt, which it
+ * replaces with its tracing system.
  */
 @SpringBootApplication
 @EnableConfigurationProperties(DemoBackendsProperties.class)
@@ -27,6 +28,12 @@ public class SampleGatewayApplication {
 	@ConditionalOnBooleanProperty(name = "demo.backends.enabled", matchIfMissing = true)
 	DemoBackends demoBackends(DemoBackendsProperties properties) {
 		return new DemoBackends(properties);
+	}
+
+	// Each gateway-lb attempt in the log, with its trace id (docs/observability.md).
+	@Bean
+	AttemptLog attemptLog() {
+		return new AttemptLog();
 	}
 
 }

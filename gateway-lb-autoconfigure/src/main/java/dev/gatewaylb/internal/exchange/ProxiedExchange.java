@@ -12,6 +12,7 @@ import dev.gatewaylb.internal.mirror.Mirror;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.mirror.MirrorState;
 import dev.gatewaylb.internal.observation.AttemptContext;
+import dev.gatewaylb.internal.observation.AttemptObservations;
 import dev.gatewaylb.internal.overload.Admission;
 import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.rollout.RolloutTrack;
@@ -130,8 +131,9 @@ public final class ProxiedExchange {
 		this.split = this.settings.splits().isEmpty() ? null : this.settings.split(url.getHost());
 		this.exchange = exchange;
 		this.chain = chain;
+		AttemptObservations observations = services.observations();
 		this.picks = new Picks(lease, exchange, url, schemePrefix, this.settings.trustedProxies(),
-				services.observations());
+				(observations != null && observations.active()) ? observations : null);
 		this.routeRetries = RetryPolicy.routeRetries(exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR));
 	}
 

@@ -126,7 +126,7 @@ public final class Shadows {
 		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), shadow, snapshot.value(index),
 				lease, false, 0, null, -1, false);
 		AttemptObservations observations = this.observations;
-		if (observations != null) {
+		if (observations != null && observations.active()) {
 			// Before the lease holds it, as every attempt's.
 			AttemptContext context = new AttemptContext(shadow.id(),
 					AttemptObservations.name(shadow.settings().balancer().algorithm()), AttemptContext.MIRROR,

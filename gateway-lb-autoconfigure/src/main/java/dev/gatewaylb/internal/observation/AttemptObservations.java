@@ -10,9 +10,10 @@ import reactor.util.context.ContextView;
 
 /**
  * Starts the {@code gateway.lb.attempt} observations of the gateway's attempts, in the
- * application's registry. There is none when the application has no registry or a no-op
- * one ({@link #of}): the exchange then holds {@code null}, and its request path reads one
- * field to learn that it observes nothing.
+ * application's registry. There is none when the application has no registry
+ * ({@link #of}); with one, each exchange asks {@link #active()} once (a registry without
+ * handlers, or with none yet, records nothing) and holds {@code null} when it is not: its
+ * request path then reads one field to learn that it observes nothing.
  */
 public final class AttemptObservations {
 
@@ -42,13 +43,22 @@ public final class AttemptObservations {
 	}
 
 	/**
-	 * Returns the observations for a registry, or {@code null} when it would record
-	 * nothing.
+	 * Returns the observations for a registry, or {@code null} for none.
 	 * @param registry the application's registry, or {@code null} for none
 	 * @return the observations, or {@code null}
 	 */
 	public static @Nullable AttemptObservations of(@Nullable ObservationRegistry registry) {
-		return (registry == null || registry.isNoop()) ? null : new AttemptObservations(registry);
+		return (registry == null || registry == ObservationRegistry.NOOP) ? null : new AttemptObservations(registry);
+	}
+
+	/**
+	 * Returns whether the registry records anything now. Asked per exchange, not once:
+	 * Spring Boot gives the registry its handlers as their beans are made, which may be
+	 * after the gateway's filters got it. One read of the handlers' list.
+	 * @return whether attempts are observed
+	 */
+	public boolean active() {
+		return !this.registry.isNoop();
 	}
 
 	/**

@@ -25,13 +25,14 @@ public final class ObservedControlEvents implements ControlEvents {
 	}
 
 	/**
-	 * Returns the events for a registry, or {@link ControlEvents#NONE} when it would
-	 * record nothing.
+	 * Returns the events for a registry, or {@link ControlEvents#NONE} for none; a
+	 * registry with no handler (yet) records nothing, asked at each event.
 	 * @param registry the application's registry, or {@code null}
 	 * @return the events
 	 */
 	public static ControlEvents of(@Nullable ObservationRegistry registry) {
-		return (registry == null || registry.isNoop()) ? ControlEvents.NONE : new ObservedControlEvents(registry);
+		return (registry == null || registry == ObservationRegistry.NOOP) ? ControlEvents.NONE
+				: new ObservedControlEvents(registry);
 	}
 
 	@Override
@@ -46,6 +47,9 @@ public final class ObservedControlEvents implements ControlEvents {
 
 	@Override
 	public void rolloutVerdict(String split, String rollout, String verdict, int step, @Nullable String reason) {
+		if (this.registry.isNoop()) {
+			return;
+		}
 		Observation observation = Observation.createNotStarted(NAME, this.registry)
 			.contextualName("gateway-lb rollout-verdict " + split)
 			.lowCardinalityKeyValue("gateway.lb.event", "rollout-verdict")
@@ -61,6 +65,9 @@ public final class ObservedControlEvents implements ControlEvents {
 	}
 
 	private void record(String event, String subjectKey, String subject, String endpoint, @Nullable String reason) {
+		if (this.registry.isNoop()) {
+			return;
+		}
 		Observation observation = Observation.createNotStarted(NAME, this.registry)
 			.contextualName("gateway-lb " + event + " " + subject)
 			.lowCardinalityKeyValue("gateway.lb.event", event)

@@ -36,6 +36,8 @@ import dev.gatewaylb.gateway.filter.InFlightReleaseFilter;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.EventLoop;
 import org.jspecify.annotations.Nullable;
+import dev.gatewaylb.internal.observation.AttemptObservations;
+import io.micrometer.observation.ObservationRegistry;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -116,6 +118,17 @@ public class RequestPathBenchmark {
 	 */
 	private static final EventLoop EVENT_LOOP = new DefaultEventLoop();
 
+	/**
+	 * Attempts observed in a registry whose one handler does nothing.
+	 */
+	private static final AttemptObservations OBSERVED = observed();
+
+	private static AttemptObservations observed() {
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler((context) -> true);
+		return java.util.Objects.requireNonNull(AttemptObservations.of(registry));
+	}
+
 	@Benchmark
 	public Object requestPath(Service service) {
 		return request(service);
@@ -130,6 +143,17 @@ public class RequestPathBenchmark {
 	@Benchmark
 	public Object requestPathWithoutRetries(WithoutRetries service) {
 		return request(service);
+	}
+
+	/**
+	 * The request path when the application has an observation registry: each attempt a
+	 * {@code gateway.lb.attempt} observation, started and stopped, its context made;
+	 * handed to one handler that does nothing, so that what is measured is gateway-lb's
+	 * part, not a tracer's or a timer's.
+	 */
+	@Benchmark
+	public Object requestPathObserved(Service service) {
+		return request(service, OBSERVED);
 	}
 
 	@Benchmark
@@ -149,8 +173,12 @@ public class RequestPathBenchmark {
 	 * exchange keeps them) and the JIT cannot take their allocations away.
 	 */
 	private static Object request(Service service) {
+		return request(service, null);
+	}
+
+	private static Object request(Service service, @Nullable AttemptObservations observations) {
 		ExchangeLease lease = new ExchangeLease();
-		Picks picks = new Picks(lease, service.exchange, service.url, null, List.of());
+		Picks picks = new Picks(lease, service.exchange, service.url, null, List.of(), observations);
 		ServiceRuntime runtime = service.runtimes.find(SERVICE);
 		if (runtime == null) {
 			throw new IllegalStateException("service " + SERVICE + " has no runtime");
