@@ -1,6 +1,7 @@
 package dev.gatewaylb.internal.autoconfigure;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 
@@ -12,7 +13,8 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.ClassUtils;
 
 /**
- * Sets what gateway-lb needs of its host before anything starts:
+ * Sets what gateway-lb needs of its host before anything starts (the last two once per
+ * JVM):
  * <ul>
  * <li>Shortens Spring Cloud LoadBalancer's instance cache from 35 s to 5 s unless the
  * application sets {@code spring.cloud.loadbalancer.cache.ttl} itself: a discovery client
@@ -30,6 +32,14 @@ public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostP
 	static final String SOURCE_NAME = "gatewayLbDefaults";
 
 	static final String CACHE_TTL = "spring.cloud.loadbalancer.cache.ttl";
+
+	/**
+	 * Whether the checks of the host's libraries ran: they are about the class path and
+	 * the JVM's system properties, not about one environment, so they run and log once.
+	 * Spring Cloud's refresh ({@code /actuator/refresh}) runs every post-processor again
+	 * on a copy of the environment, which repeated the WARN at each refresh.
+	 */
+	private static final AtomicBoolean hostChecked = new AtomicBoolean();
 
 	private final Log logger;
 
@@ -49,6 +59,9 @@ public final class GatewayLbEnvironmentPostProcessor implements EnvironmentPostP
 			return;
 		}
 		environment.getPropertySources().addLast(new MapPropertySource(SOURCE_NAME, Map.of(CACHE_TTL, "5s")));
+		if (!hostChecked.compareAndSet(false, true)) {
+			return;
+		}
 		ClassLoader classLoader = (application.getClassLoader() != null) ? application.getClassLoader()
 				: ClassUtils.getDefaultClassLoader();
 		boolean ioUring = ClassUtils.isPresent("io.netty.channel.uring.IoUring", classLoader);
