@@ -117,10 +117,13 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	private final int partition;
 
 	/**
-	 * The time to the response headers, for the endpoint's concurrency limiter; -1 until
-	 * they arrive, or when the service limits nothing.
+	 * The time to the response headers, in microseconds, for the endpoint's concurrency
+	 * limiter; -1 until they arrive, or when the service limits nothing. An int, not a
+	 * long of nanoseconds: the attempt is made per request and this keeps it at 96 bytes
+	 * with its observation field (a limiter's samples need no finer grain, and 35 minutes
+	 * is the most an int of microseconds holds, more than any header timeout).
 	 */
-	private long headersNanos = -1;
+	private int headersMicros = -1;
 
 	private volatile Outcome.Phase phase = Outcome.Phase.CONNECTING;
 
@@ -138,14 +141,12 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	private volatile @Nullable SplitDecision bodyJudge;
 
 	/**
-	 * The attempt's {@code gateway.lb.attempt} observation and its context, or
-	 * {@code null} when nothing observes attempts. Set before the attempt is held or sent
-	 * ({@link #observe}), so that whatever thread ends its claim sees them; stopped by
-	 * the one release.
+	 * The attempt's {@code gateway.lb.attempt} observation (its context an
+	 * {@link AttemptContext}), or {@code null} when nothing observes attempts. Set before
+	 * the attempt is held or sent ({@link #observe}), so that whatever thread ends its
+	 * claim sees it; stopped by the one release.
 	 */
 	private @Nullable Observation observation;
-
-	private @Nullable AttemptContext observed;
 
 	/**
 	 * Creates an attempt on an endpoint whose in-flight count its snapshot has just
@@ -211,12 +212,10 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 
 	/**
 	 * Makes the attempt observed, before it is held by a lease or sent.
-	 * @param observation its observation, started
-	 * @param context the observation's context
+	 * @param observation its observation, started, its context an {@link AttemptContext}
 	 */
-	void observe(Observation observation, AttemptContext context) {
+	void observe(Observation observation) {
 		this.observation = observation;
-		this.observed = context;
 	}
 
 	/**
@@ -276,7 +275,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 				hedging.record(now - startNanos());
 			}
 			if (limited) {
-				this.headersNanos = now - startNanos();
+				this.headersMicros = (int) Math.min(Integer.MAX_VALUE, (now - startNanos()) / 1_000);
 			}
 		}
 	}
@@ -395,6 +394,13 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	}
 
 	/**
+	 * Returns the time to the response headers in nanoseconds, or -1.
+	 */
+	private long headersNanos() {
+		return (this.headersMicros >= 0) ? this.headersMicros * 1_000L : -1;
+	}
+
+	/**
 	 * Returns whether the service's passive health counts a status as the endpoint's
 	 * failure ({@code health.passive.on-statuses}).
 	 */
@@ -416,7 +422,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 					// A success once the whole body arrived, timed to its headers; a drop
 					// still if its status is one of concurrency.drop-statuses (a 503 that
 					// passive health does not count, say).
-					this.overload.sample(endpoint(), this.headersNanos, this.overload.settings().drops(this.status));
+					this.overload.sample(endpoint(), headersNanos(), this.overload.settings().drops(this.status));
 				}
 				this.runtime.succeeded(endpoint());
 			}
@@ -433,7 +439,7 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 						// with a status of concurrency.drop-statuses: a 500 a client
 						// provoked says nothing of the endpoint's load (it is still the
 						// endpoint's failure for passive health).
-						long rtt = (this.headersNanos >= 0) ? this.headersNanos
+						long rtt = (this.headersMicros >= 0) ? headersNanos()
 								: (this.phase == Outcome.Phase.CONNECTING) ? -1 : now - startNanos();
 						boolean drop = kind != Outcome.Kind.SERVER_ERROR || this.overload.settings().drops(this.status);
 						this.overload.sample(endpoint(), rtt, drop);
@@ -497,8 +503,8 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	 * the client or the gateway did.
 	 */
 	private void stopObservation(Observation observation) {
-		AttemptContext context = this.observed;
-		if (context == null) {
+		if (!(observation.getContext() instanceof AttemptContext context)) {
+			// A predicate of the registry turned it off: a no-op observation.
 			return;
 		}
 		Outcome.Kind kind = (Outcome.Kind) SETTLED.getVolatile(this);

@@ -1,7 +1,5 @@
 package dev.gatewaylb.internal.exchange;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -15,7 +13,6 @@ import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
 import dev.gatewaylb.internal.hedging.HedgeState;
 import dev.gatewaylb.internal.hedging.core.Hedging;
-import dev.gatewaylb.internal.observation.AttemptContext;
 import dev.gatewaylb.internal.observation.AttemptObservations;
 import dev.gatewaylb.internal.overload.Admission;
 import dev.gatewaylb.internal.request.ClientAddresses;
@@ -23,9 +20,7 @@ import dev.gatewaylb.internal.request.Cookies;
 import dev.gatewaylb.internal.request.HashKey;
 import dev.gatewaylb.internal.runtime.ServiceRuntime;
 import dev.gatewaylb.request.Cidr;
-import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
-import reactor.util.context.ContextView;
 
 import org.springframework.cloud.client.loadbalancer.LoadBalancerUriTools;
 import org.springframework.cloud.gateway.support.DelegatingServiceInstance;
@@ -85,51 +80,11 @@ final class Picks {
 
 	private @Nullable List<String> laterTried;
 
-	private static final VarHandle ATTEMPTS;
-
-	static {
-		try {
-			ATTEMPTS = MethodHandles.lookup().findVarHandle(Picks.class, "attempts", int.class);
-		}
-		catch (ReflectiveOperationException ex) {
-			throw new ExceptionInInitializerError(ex);
-		}
-	}
-
 	/**
-	 * Starts each attempt's observation, or {@code null} when nothing observes attempts:
-	 * then nothing below is touched.
+	 * What the observations of the exchange's attempts need, or {@code null} when nothing
+	 * observes them: then nothing of it is made.
 	 */
-	private final @Nullable AttemptObservations observations;
-
-	/**
-	 * What the next attempt picked is, and why, for its observation: set by the owner
-	 * before a retry, a re-pick or a pick after a wait.
-	 */
-	private String nextKind = AttemptContext.FIRST;
-
-	private @Nullable String nextReason;
-
-	/**
-	 * The split's target and the rollout's id and step, for the observations.
-	 */
-	private @Nullable String splitTarget;
-
-	private @Nullable String rollout;
-
-	/**
-	 * The exchange's Reactor context as Spring Cloud Gateway kept it, before an attempt's
-	 * observation replaced it in the exchange; read at the first observed claim.
-	 */
-	private @Nullable ContextView reactorContext;
-
-	/**
-	 * Attempts observed so far. A hedged round's backup is counted on the hedge timer's
-	 * thread while the exchange's may count a retry of a round just decided: one atomic
-	 * add, no lock.
-	 */
-	@SuppressWarnings("unused") // accessed through ATTEMPTS
-	private volatile int attempts;
+	private final @Nullable ObservedPicks observed;
 
 	Picks(ExchangeLease lease, ServerWebExchange exchange, URI url, @Nullable String schemePrefix,
 			List<Cidr> trustedProxies) {
@@ -143,53 +98,15 @@ final class Picks {
 		this.url = url;
 		this.schemePrefix = schemePrefix;
 		this.trustedProxies = trustedProxies;
-		this.observations = observations;
+		this.observed = (observations != null) ? new ObservedPicks(observations) : null;
 	}
 
 	/**
-	 * Returns whether attempts are observed.
+	 * Returns what the observations of the exchange's attempts need, or {@code null} when
+	 * nothing observes them.
 	 */
-	boolean observed() {
-		return this.observations != null;
-	}
-
-	/**
-	 * Says what the next attempt is and why, for its observation.
-	 * @param kind one of {@link AttemptContext}'s kinds
-	 * @param reason why an endpoint was skipped or the request waited, or {@code null}
-	 */
-	void nextAttempt(String kind, @Nullable String reason) {
-		this.nextKind = kind;
-		this.nextReason = reason;
-	}
-
-	/**
-	 * Says that the next attempt is picked after a wait for a place, for its observation.
-	 */
-	void waited() {
-		this.nextReason = "waited-for-place";
-	}
-
-	/**
-	 * Takes the split's target and rollout for the observations.
-	 * @param target the service the split chose
-	 * @param rollout the rollout's id and step, or {@code null}
-	 */
-	void observedSplit(String target, @Nullable String rollout) {
-		this.splitTarget = target;
-		this.rollout = rollout;
-	}
-
-	/**
-	 * Records a request shed before any attempt, when observed.
-	 * @param runtime the service's runtime
-	 * @param reason why
-	 */
-	void observeShed(ServiceRuntime runtime, String reason) {
-		AttemptObservations observations = this.observations;
-		if (observations != null) {
-			observations.shed(context(runtime, "", this.nextKind, null), parent(), reason);
-		}
+	@Nullable ObservedPicks observed() {
+		return this.observed;
 	}
 
 	/**
@@ -287,41 +204,11 @@ final class Picks {
 			Attempt.@Nullable SendListener sendListener, int partition, boolean followed, boolean backup) {
 		Attempt attempt = new Attempt(snapshot.claim(index), snapshot.ewmaDecayNanos(), runtime, snapshot.value(index),
 				this.lease, this.judged, firstSentNanos, sendListener, partition, followed);
-		AttemptObservations observations = this.observations;
-		if (observations != null) {
-			// Before the lease holds it: a closed lease releases it at once, and the
-			// release stops the observation.
-			String kind = backup ? AttemptContext.HEDGE : this.nextKind;
-			String reason = backup ? "hedge-delay" : this.nextReason;
-			if (!backup) {
-				this.nextReason = null;
-			}
-			AttemptContext context = context(runtime, attempt.endpoint().address(), kind, reason);
-			attempt.observe(observations.start(context, parent()), context);
+		ObservedPicks observed = this.observed;
+		if (observed != null) {
+			observed.claimed(runtime, this.exchange, attempt, backup);
 		}
 		return attempt;
-	}
-
-	private AttemptContext context(ServiceRuntime runtime, String endpoint, String kind, @Nullable String reason) {
-		int number = (int) ATTEMPTS.getAndAdd(this, 1) + 1;
-		return new AttemptContext(runtime.id(), AttemptObservations.name(runtime.settings().balancer().algorithm()),
-				kind, endpoint, number, this.splitTarget, this.rollout, reason);
-	}
-
-	/**
-	 * Returns the exchange's observation, the parent of its attempts'.
-	 */
-	@Nullable Observation parentObservation() {
-		return parent();
-	}
-
-	private @Nullable Observation parent() {
-		ContextView context = this.reactorContext;
-		if (context == null) {
-			context = this.exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_REACTOR_CONTEXT_ATTR);
-			this.reactorContext = context;
-		}
-		return AttemptObservations.current(context);
 	}
 
 	/**
@@ -336,15 +223,9 @@ final class Picks {
 		exchange.getAttributes().put(Attempt.ATTRIBUTE, attempt);
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_REQUEST_URL_ATTR, endpointUrl(member));
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_LOADBALANCER_RESPONSE_ATTR, member.response());
-		Observation observation = attempt.observation();
-		ContextView context = this.reactorContext;
-		if (observation != null && context != null) {
-			// The gateway's client observation (http.client.requests), started from this
-			// context by its request header filter, becomes the attempt's child, and the
-			// trace headers the upstream gets name it.
-			exchange.getAttributes()
-				.put(ServerWebExchangeUtils.GATEWAY_REACTOR_CONTEXT_ATTR,
-						reactor.util.context.Context.of(context).put(AttemptObservations.CONTEXT_KEY, observation));
+		ObservedPicks observed = this.observed;
+		if (observed != null) {
+			observed.routed(exchange, attempt);
 		}
 		if (this.schemePrefix != null) {
 			// Resolved: the gateway's load-balancer filter must not resolve it again.

@@ -151,8 +151,9 @@ public final class ProxiedExchange {
 			replace(decision.exchange());
 			this.picks.decided(decision.hashKey(), decision.rollout() != null);
 			service = decision.service();
-			if (this.picks.observed()) {
-				this.picks.observedSplit(service, this.services.splits().rolloutStep(split));
+			ObservedPicks observed = this.picks.observed();
+			if (observed != null) {
+				observed.split(service, this.services.splits().rolloutStep(split));
 			}
 		}
 		String named = service;
@@ -191,7 +192,10 @@ public final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		this.retries++;
-		this.picks.nextAttempt(AttemptContext.RETRY, "route-retry-filter");
+		ObservedPicks observed = this.picks.observed();
+		if (observed != null) {
+			observed.nextAttempt(AttemptContext.RETRY, "route-retry-filter");
+		}
 		// The route's filter did not ask the budget; it spends it all the same, so that
 		// gateway-lb's own retries stay within it.
 		runtime.budget().retried(runtime.nanoTime());
@@ -240,7 +244,8 @@ public final class ProxiedExchange {
 		}
 		ServiceRuntime shadow = this.services.runtimes().find(target);
 		ServerWebExchange exchange = this.exchange;
-		Observation parent = this.picks.observed() ? this.picks.parentObservation() : null;
+		ObservedPicks observed = this.picks.observed();
+		Observation parent = (observed != null) ? observed.parent(exchange) : null;
 		// The client as the split's sides tell clients apart: its share of the stage.
 		int client = (this.decision != null) ? this.decision.rolloutClient() : 0;
 		Mirror mirror = Mirror.start(state, mirroring, exchange.getRequest(), shadow != null && shadow.isBalancedHere(),
@@ -283,7 +288,10 @@ public final class ProxiedExchange {
 							// endpoint
 							// it names may be the one with a place now.
 							this.affinity.again();
-							this.picks.waited();
+							ObservedPicks observed = this.picks.observed();
+							if (observed != null) {
+								observed.waited();
+							}
 							return next(runtime);
 						}, () -> shed(runtime));
 			}
@@ -350,7 +358,10 @@ public final class ProxiedExchange {
 				// or a refresh replaced the service's pools. Nothing left the gateway:
 				// pick again from the service as it is now, without spending a retry.
 				this.repicks++;
-				this.picks.nextAttempt(AttemptContext.RE_PICK, "pool-closing");
+				ObservedPicks observed = this.picks.observed();
+				if (observed != null) {
+					observed.nextAttempt(AttemptContext.RE_PICK, "pool-closing");
+				}
 				// The pick follows the session's cookie again, as after a wait: its
 				// endpoint is most likely in the new pools, healthy.
 				this.affinity.again();
@@ -398,8 +409,9 @@ public final class ProxiedExchange {
 	}
 
 	private Mono<Void> retry(Attempt attempt, ServiceRuntime runtime, Outcome.Kind kind, int status) {
-		if (this.picks.observed()) {
-			this.picks.nextAttempt(AttemptContext.RETRY, retryReason(attempt, kind, status));
+		ObservedPicks observed = this.picks.observed();
+		if (observed != null) {
+			observed.nextAttempt(AttemptContext.RETRY, retryReason(attempt, kind, status));
 		}
 		attempt.cancel();
 		this.retries++;
@@ -463,7 +475,10 @@ public final class ProxiedExchange {
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
 		runtime.feature(OverloadState.class).shed().increment();
-		this.picks.observeShed(runtime, "concurrency-limit");
+		ObservedPicks observed = this.picks.observed();
+		if (observed != null) {
+			observed.shed(runtime, this.exchange, "concurrency-limit");
+		}
 		rolloutFailed();
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);

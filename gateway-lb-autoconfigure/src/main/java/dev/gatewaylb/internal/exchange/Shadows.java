@@ -131,7 +131,7 @@ public final class Shadows {
 			AttemptContext context = new AttemptContext(shadow.id(),
 					AttemptObservations.name(shadow.settings().balancer().algorithm()), AttemptContext.MIRROR,
 					attempt.endpoint().address(), 1, null, null, null);
-			attempt.observe(observations.start(context, parent), context);
+			attempt.observe(observations.start(context, parent));
 		}
 		lease.hold(attempt);
 		Mono<Integer> answer = shadow.upstream()
