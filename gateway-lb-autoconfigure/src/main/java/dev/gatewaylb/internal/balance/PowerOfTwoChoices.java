@@ -79,18 +79,14 @@ final class PowerOfTwoChoices implements Strategy {
 	private double cost(int index, long now) {
 		EndpointState state = this.members.states[index];
 		int inFlight = state.inFlight();
-		double cost = inFlight;
-		if (this.peakEwma) {
-			cost = PeakEwma.cost(state.latency.packed(), inFlight, now, this.members.settings.ewmaDecayNanos());
-		}
+		// In-flight as lessLoaded weighs it: (inFlight + 1) / the load reports' scale.
+		double cost = this.peakEwma
+				? PeakEwma.cost(state.latency.packed(), inFlight, now, this.members.settings.ewmaDecayNanos())
+				: (inFlight + 1.0) / this.members.loadScale(index);
 		if (this.members.mayRamp() && this.members.rampingAt(now)) {
-			cost = (this.peakEwma ? cost : cost + 1) / this.members.rampFactor(index, now);
+			cost /= this.members.rampFactor(index, now);
 		}
-		else if (!this.peakEwma) {
-			cost = cost + 1;
-		}
-		// The load reports' scale, as lessLoaded weighs it: (inFlight + 1) / scale.
-		return this.peakEwma ? cost : cost / this.members.loadScale(index);
+		return cost;
 	}
 
 }

@@ -160,7 +160,7 @@ public final class LoadReportsState implements Metered {
 			headers.remove(LoadReportParser.HEADER);
 			headers.remove(LoadReportParser.BINARY_HEADER);
 		}
-		accept(endpoint, (text != null) ? LoadReportParser.parse(text) : LoadReportParser.parseBinary(binary));
+		take(endpoint, text, binary);
 	}
 
 	/**
@@ -178,19 +178,22 @@ public final class LoadReportsState implements Metered {
 		trailers.remove(LoadReportParser.HEADER);
 		trailers.remove(LoadReportParser.BINARY_HEADER);
 		if (text != null || binary != null) {
-			accept(endpoint(address),
-					(text != null) ? LoadReportParser.parse(text) : LoadReportParser.parseBinary(binary));
+			take(endpoint(address), text, binary);
 		}
 	}
 
 	/**
-	 * Takes a report an endpoint gave out of band (a probe's answer).
-	 * @param address the endpoint's {@code host:port}
-	 * @param value the header's value
-	 * @param binary whether it is {@code endpoint-load-metrics-bin}
+	 * Takes an endpoint's report from where it came (an answer's headers or trailers, a
+	 * probe's answer): {@code endpoint-load-metrics} if present, else
+	 * {@code endpoint-load-metrics-bin}; nothing when neither is.
 	 */
-	void probed(String address, String value, boolean binary) {
-		accept(endpoint(address), binary ? LoadReportParser.parseBinary(value) : LoadReportParser.parse(value));
+	private void take(Endpoint endpoint, @Nullable String text, @Nullable String binary) {
+		if (text != null) {
+			accept(endpoint, LoadReportParser.parse(text));
+		}
+		else if (binary != null) {
+			accept(endpoint, LoadReportParser.parseBinary(binary));
+		}
 	}
 
 	private void accept(Endpoint endpoint, LoadReportParser.Parsed parsed) {
@@ -298,16 +301,11 @@ public final class LoadReportsState implements Metered {
 			}
 			endpoint.probing = true;
 			endpoint.probedNanos = now;
-			service.probe(i, path, timeout).doOnNext((headers) -> {
-				String text = headers.get(LoadReportParser.HEADER);
-				String binary = headers.get(LoadReportParser.BINARY_HEADER);
-				if (text != null) {
-					probed(address, text, false);
-				}
-				else if (binary != null) {
-					probed(address, binary, true);
-				}
-			}).doFinally((signal) -> endpoint.probing = false).subscribe();
+			service.probe(i, path, timeout)
+				.doOnNext((headers) -> take(endpoint, headers.get(LoadReportParser.HEADER),
+						headers.get(LoadReportParser.BINARY_HEADER)))
+				.doFinally((signal) -> endpoint.probing = false)
+				.subscribe();
 		}
 	}
 
