@@ -1,32 +1,42 @@
 package dev.gatewaylb.gateway;
 
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
  * WebSockets through gateway-lb: an {@code lb:ws://} route, and a WebSocket upgrade on an
- * {@code lb://} route. gateway-lb picks the endpoint, the gateway's WebSocket routing
- * filter (ordered after gateway-lb's routing filter) carries the session, and the session
- * counts as in flight until it closes.
+ * {@code lb://} route. gateway-lb picks the endpoint, shakes hands with it before it
+ * upgrades the client (so a refused handshake is retried elsewhere), and carries the
+ * session, which counts as in flight on its endpoint until it closes.
  */
 @SpringBootTest(classes = TestGateway.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class WebSocketIT extends GatewayIntegrationTest {
@@ -40,33 +50,34 @@ class WebSocketIT extends GatewayIntegrationTest {
 	static final List<SessionBackend> holders = List.of(new SessionBackend(), new SessionBackend(),
 			new SessionBackend());
 
+	/**
+	 * A port nothing listens on: a connection to it is refused.
+	 */
+	static final int closed = closedPort();
+
 	@DynamicPropertySource
 	static void gateway(DynamicPropertyRegistry registry) {
 		List<String> uris = echoes.stream().map((server) -> "http://127.0.0.1:" + server.port()).toList();
-		String ws = "spring.cloud.gateway.server.webflux.routes[0]";
-		registry.add(ws + ".id", () -> "ws");
-		registry.add(ws + ".uri", () -> "lb:ws://chat");
-		registry.add(ws + ".predicates[0]", () -> "Path=/ws/**");
-		registry.add(ws + ".filters[0]", () -> "StripPrefix=1");
-		String http = "spring.cloud.gateway.server.webflux.routes[1]";
-		registry.add(http + ".id", () -> "http");
-		registry.add(http + ".uri", () -> "lb://chat");
-		registry.add(http + ".predicates[0]", () -> "Path=/http/**");
-		registry.add(http + ".filters[0]", () -> "StripPrefix=1");
-		String sockets = "spring.cloud.gateway.server.webflux.routes[2]";
-		registry.add(sockets + ".id", () -> "sockets");
-		registry.add(sockets + ".uri", () -> "lb:ws://sockets");
-		registry.add(sockets + ".predicates[0]", () -> "Path=/sockets/**");
-		registry.add(sockets + ".filters[0]", () -> "StripPrefix=1");
-		String shortRequests = "spring.cloud.gateway.server.webflux.routes[3]";
-		registry.add(shortRequests + ".id", () -> "sockets-http");
-		registry.add(shortRequests + ".uri", () -> "lb://sockets");
-		registry.add(shortRequests + ".predicates[0]", () -> "Path=/sockets-http/**");
-		registry.add(shortRequests + ".filters[0]", () -> "StripPrefix=1");
+		route(registry, 0, "ws", "lb:ws://chat");
+		route(registry, 1, "http", "lb://chat");
+		route(registry, 2, "sockets", "lb:ws://sockets");
+		route(registry, 3, "sockets-http", "lb://sockets");
+		route(registry, 4, "flaky", "lb:ws://flaky");
 		TestGateway.properties(registry)
 			.uris("chat", uris)
 			.uris("sockets", holders.stream().map((holder) -> "http://127.0.0.1:" + holder.server.port()).toList())
-			.set("gateway.lb.services.sockets.algorithm", "least-requests");
+			.set("gateway.lb.services.sockets.algorithm", "least-requests")
+			// A refused endpoint first in round-robin's order, then a live one.
+			.uris("flaky", List.of("http://127.0.0.1:" + closed, uris.get(0)))
+			.set("gateway.lb.services.flaky.health.passive.consecutive-failures", 0);
+	}
+
+	private static void route(DynamicPropertyRegistry registry, int index, String id, String uri) {
+		String route = "spring.cloud.gateway.server.webflux.routes[" + index + "]";
+		registry.add(route + ".id", () -> id);
+		registry.add(route + ".uri", () -> uri);
+		registry.add(route + ".predicates[0]", () -> "Path=/" + id + "/**");
+		registry.add(route + ".filters[0]", () -> "StripPrefix=1");
 	}
 
 	@AfterAll
@@ -76,32 +87,52 @@ class WebSocketIT extends GatewayIntegrationTest {
 	}
 
 	/**
-	 * An open WebSocket is in flight until it closes, so least-requests balances open
-	 * sockets: 300 opened one after the other over three endpoints end with 100 each,
-	 * give or take the short requests that flow beside them.
+	 * An open WebSocket is in flight on its endpoint until it closes, so least-requests
+	 * balances open sockets: 300 opened one after the other over three endpoints end with
+	 * 100 each, give or take the short requests that flow beside them and sway a pick now
+	 * and then; and once every socket closed nothing is in flight.
 	 */
-	@org.junit.jupiter.api.Test
+	@Test
 	void leastRequestsBalancesOpenSocketsWhileShortRequestsFlow() {
 		Sinks.Empty<Void> closeAll = Sinks.empty();
-		List<reactor.core.Disposable> sockets = new java.util.ArrayList<>();
-		HttpClient client = HttpClient.create(reactor.netty.resources.ConnectionProvider.newConnection());
-		try (ClientLoad shortRequests = new ClientLoad(this.client, "/sockets-http/short", 2)) {
-			for (int i = 0; i < 300; i++) {
-				int opened = i + 1;
-				sockets.add(client.websocket()
-					.uri("ws://127.0.0.1:" + this.port + "/sockets/hold")
-					.handle((in, out) -> out.sendString(Flux.just("hello")).then().then(closeAll.asMono()))
-					.subscribe());
-				await().atMost(Duration.ofSeconds(10)).until(() -> openSessions() == opened);
+		List<Disposable> sockets = new ArrayList<>();
+		HttpClient client = HttpClient.create(ConnectionProvider.newConnection());
+		try {
+			try (ClientLoad shortRequests = new ClientLoad(this.client, "/sockets-http/short", 2)) {
+				for (int i = 0; i < 300; i++) {
+					int opened = i + 1;
+					sockets.add(client.websocket()
+						.uri("ws://127.0.0.1:" + this.port + "/sockets/hold")
+						.handle((in, out) -> out.sendString(Flux.just("hello")).then().then(closeAll.asMono()))
+						.subscribe());
+					// Each socket is open at its backend before the next is picked for.
+					await().pollDelay(Duration.ZERO)
+						.pollInterval(Duration.ofMillis(2))
+						.atMost(Duration.ofSeconds(10))
+						.until(() -> openSessions() == opened);
+				}
+				shortRequests.await(50);
+				assertThat(shortRequests.failures()).as(shortRequests.failureCauses().toString()).isZero();
 			}
-			shortRequests.await(50);
-			assertThat(shortRequests.failures()).isZero();
+			// The short requests are over (answered or cancelled): what stays in flight
+			// is the sockets, every one of them.
+			await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("sockets") == 300);
+			for (SessionBackend holder : holders) {
+				assertThat(state("sockets", "127.0.0.1:" + holder.server.port()).inFlight())
+					.as("sockets in flight on each endpoint")
+					.isBetween(95, 105);
+				assertThat(holder.open.get()).as("sockets open at each endpoint").isBetween(95, 105);
+			}
 		}
-		assertThat(inFlight("sockets")).as("every open socket is in flight").isEqualTo(300);
-		assertThat(holders).allSatisfy((holder) -> assertThat(holder.open.get()).isBetween(95, 105));
-		closeAll.tryEmitEmpty();
-		sockets.forEach(reactor.core.Disposable::dispose);
+		finally {
+			closeAll.tryEmitEmpty();
+			sockets.forEach(Disposable::dispose);
+		}
 		await().atMost(Duration.ofSeconds(20)).until(() -> openSessions() == 0 && inFlight("sockets") == 0);
+		for (SessionBackend holder : holders) {
+			EndpointState state = state("sockets", "127.0.0.1:" + holder.server.port());
+			assertThat(state.consecutiveFailures()).as("a session is no failure").isZero();
+		}
 	}
 
 	private static int openSessions() {
@@ -111,7 +142,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 	@ParameterizedTest
 	@ValueSource(strings = { "ws", "http" })
 	void carriesASessionToTheEndpointItPicked(String route) {
-		long picksBefore = picks();
+		long picksBefore = picks("chat");
 		List<String> replies = HttpClient.create()
 			.websocket()
 			.uri("ws://127.0.0.1:" + this.port + "/" + route + "/echo")
@@ -120,13 +151,53 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.collectList()
 			.block(Duration.ofSeconds(10));
 		assertThat(replies).hasSize(2).allSatisfy((reply) -> assertThat(reply).matches("(one|two): (hello|bye)"));
-		assertThat(picks() - picksBefore).as("gateway-lb picked the session's endpoint").isEqualTo(1);
+		assertThat(picks("chat") - picksBefore).as("gateway-lb picked the session's endpoint").isEqualTo(1);
 		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("chat") == 0);
 	}
 
-	private long picks() {
+	/**
+	 * The endpoint's handshake comes before the client's upgrade: an endpoint that
+	 * refuses the connection is retried on another, and the client never sees it.
+	 */
+	@Test
+	void retriesAHandshakeWhoseConnectionWasRefusedBeforeTheClientIsUpgraded() {
+		String refusing = "127.0.0.1:" + closed;
+		String live = "127.0.0.1:" + echoes.get(0).port();
+		ready("flaky");
+		long refusingBefore = state("flaky", refusing).picks();
+		long liveBefore = state("flaky", live).picks();
+		for (int i = 0; i < 4; i++) {
+			String reply = HttpClient.create()
+				.websocket()
+				.uri("ws://127.0.0.1:" + this.port + "/flaky/echo")
+				.handle((in, out) -> out.sendString(Mono.just("hi")).then().thenMany(in.receive().asString().take(1)))
+				.blockFirst(Duration.ofSeconds(10));
+			assertThat(reply).isEqualTo("one: hi");
+		}
+		assertThat(state("flaky", live).picks() - liveBefore).as("each session on the live endpoint, once")
+			.isEqualTo(4);
+		assertThat(state("flaky", refusing).picks() - refusingBefore)
+			.as("sessions that met the refusing endpoint first")
+			.isPositive();
+	}
+
+	/**
+	 * A handshake the endpoint refuses with a status is its answer: the client gets the
+	 * status, not an upgraded connection that closes at once.
+	 */
+	@Test
+	void passesTheStatusOfAHandshakeTheEndpointRefused() {
+		assertThatThrownBy(() -> HttpClient.create()
+			.websocket()
+			.uri("ws://127.0.0.1:" + this.port + "/ws/nowhere")
+			.handle((in, out) -> in.receive().then())
+			.blockLast(Duration.ofSeconds(10))).isInstanceOfSatisfying(WebSocketClientHandshakeException.class,
+					(refused) -> assertThat(refused.response().status().code()).isEqualTo(404));
+	}
+
+	private long picks(String service) {
 		long picks = 0;
-		Snapshot<Member> snapshot = ready("chat").snapshot();
+		Snapshot<Member> snapshot = ready(service).snapshot();
 		for (int i = 0; i < snapshot.size(); i++) {
 			picks += snapshot.state(i).picks();
 		}
@@ -139,7 +210,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 	 */
 	static final class SessionBackend {
 
-		final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
+		final AtomicInteger open = new AtomicInteger();
 
 		final DisposableServer server = TestBackend.bind(HttpServer.create()
 			.host("127.0.0.1")
@@ -156,6 +227,15 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.host("127.0.0.1")
 			.route((routes) -> routes.ws("/echo",
 					(in, out) -> out.sendString(in.receive().asString().map((text) -> name + ": " + text)))));
+	}
+
+	private static int closedPort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 }

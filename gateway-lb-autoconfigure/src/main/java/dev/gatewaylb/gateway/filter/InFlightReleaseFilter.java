@@ -3,25 +3,20 @@ package dev.gatewaylb.gateway.filter;
 import dev.gatewaylb.internal.exchange.ExchangeLease;
 import dev.gatewaylb.internal.exchange.UpstreamBodyResponse;
 
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.netty.Connection;
-import reactor.netty.http.server.HttpServerRequest;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.route.Route;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Opens an {@link ExchangeLease} for every exchange routed to {@code lb://} and closes it
  * when the exchange is over: after the response body has been written, on error, and when
  * the client goes away. Closing releases the in-flight claim of the last attempt, exactly
- * once. A WebSocket's exchange ends with its handshake, and its session holds the
- * endpoint until the client's connection closes: its lease is closed then.
+ * once.
  * <p>
  * Ordered just outside the gateway's filter that writes the body ({@link FilterOrder}),
  * so "over" includes streaming the body to the client; {@code doFinally} runs once for
@@ -41,30 +36,7 @@ public final class InFlightReleaseFilter implements GlobalFilter, Ordered {
 		ExchangeLease lease = new ExchangeLease();
 		exchange.getAttributes().put(ExchangeLease.ATTRIBUTE, lease);
 		ServerWebExchange observed = new UpstreamBodyResponse.Exchange(exchange, lease);
-		return chain.filter(observed).doOnCancel(lease::clientGone).doFinally((signal) -> {
-			Connection session = upgradedConnection(exchange);
-			if (session != null) {
-				// A WebSocket: the exchange ends with the handshake, the session runs on
-				// the client's connection until one side closes it, and holds its
-				// endpoint
-				// until then. Its claim is released when that connection closes, so that
-				// least-requests and power of two choices balance open sessions.
-				session.channel().closeFuture().addListener((closed) -> lease.close());
-				return;
-			}
-			lease.close();
-		});
-	}
-
-	/**
-	 * Returns the client's connection of an exchange that Reactor Netty switched to the
-	 * WebSocket protocol (the upgrade started: a handshake that then fails closes the
-	 * connection), or {@code null} for any other exchange.
-	 */
-	private static @Nullable Connection upgradedConnection(ServerWebExchange exchange) {
-		Object nativeRequest = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
-		return (nativeRequest instanceof HttpServerRequest request && request.isWebsocket()
-				&& nativeRequest instanceof Connection connection) ? connection : null;
+		return chain.filter(observed).doOnCancel(lease::clientGone).doFinally((signal) -> lease.close());
 	}
 
 	@Override
