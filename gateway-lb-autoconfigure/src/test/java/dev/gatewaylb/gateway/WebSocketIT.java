@@ -1,10 +1,13 @@
 package dev.gatewaylb.gateway;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.gatewaylb.internal.balance.EndpointState;
@@ -20,11 +23,14 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
+import reactor.netty.http.Http2SslContextSpec;
+import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -51,6 +57,16 @@ class WebSocketIT extends GatewayIntegrationTest {
 			new SessionBackend());
 
 	/**
+	 * Three echo backends discovered as the instances of {@code echo-ws}.
+	 */
+	static final List<DisposableServer> registered = List.of(echo("r1"), echo("r2"), echo("r3"));
+
+	/**
+	 * An HTTPS echo backend that offers h2 and HTTP/1.1 through ALPN.
+	 */
+	static final DisposableServer secure = secureEcho();
+
+	/**
 	 * A port nothing listens on: a connection to it is refused.
 	 */
 	static final int closed = closedPort();
@@ -63,13 +79,32 @@ class WebSocketIT extends GatewayIntegrationTest {
 		route(registry, 2, "sockets", "lb:ws://sockets");
 		route(registry, 3, "sockets-http", "lb://sockets");
 		route(registry, 4, "flaky", "lb:ws://flaky");
+		// As users write it (gateway#3044): the service's instances from the registry,
+		// the request's path kept.
+		String echo = "spring.cloud.gateway.server.webflux.routes[5]";
+		registry.add(echo + ".id", () -> "echo-ws");
+		registry.add(echo + ".uri", () -> "lb:ws://echo-ws");
+		registry.add(echo + ".predicates[0]", () -> "Path=/echo");
+		for (int i = 0; i < registered.size(); i++) {
+			String instance = "spring.cloud.discovery.client.simple.instances.echo-ws[" + i + "]";
+			int port = registered.get(i).port();
+			registry.add(instance + ".uri", () -> "http://127.0.0.1:" + port);
+			registry.add(instance + ".instance-id", () -> "echo-ws-" + port);
+		}
+		route(registry, 6, "wss", "lb:wss://secure-chat");
+		route(registry, 7, "secure-http", "lb://secure-chat");
 		TestGateway.properties(registry)
 			.uris("chat", uris)
 			.uris("sockets", holders.stream().map((holder) -> "http://127.0.0.1:" + holder.server.port()).toList())
 			.set("gateway.lb.services.sockets.algorithm", "least-requests")
 			// A refused endpoint first in round-robin's order, then a live one.
 			.uris("flaky", List.of("http://127.0.0.1:" + closed, uris.get(0)))
-			.set("gateway.lb.services.flaky.health.passive.consecutive-failures", 0);
+			.set("gateway.lb.services.flaky.health.passive.consecutive-failures", 0)
+			// An https service that offers h2: its sessions still shake hands over
+			// HTTP/1.1.
+			.uris("secure-chat", List.of("https://127.0.0.1:" + secure.port()))
+			.set("gateway.lb.services.secure-chat.tls.trusted-ca", "classpath:tls/ca.pem")
+			.set("gateway.lb.services.secure-chat.http2", true);
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String uri) {
@@ -83,6 +118,8 @@ class WebSocketIT extends GatewayIntegrationTest {
 	@AfterAll
 	static void stopBackends() {
 		echoes.forEach(DisposableServer::disposeNow);
+		registered.forEach(DisposableServer::disposeNow);
+		secure.disposeNow();
 		holders.forEach((holder) -> holder.server.disposeNow());
 	}
 
@@ -153,6 +190,43 @@ class WebSocketIT extends GatewayIntegrationTest {
 		assertThat(replies).hasSize(2).allSatisfy((reply) -> assertThat(reply).matches("(one|two): (hello|bye)"));
 		assertThat(picks("chat") - picksBefore).as("gateway-lb picked the session's endpoint").isEqualTo(1);
 		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("chat") == 0);
+	}
+
+	/**
+	 * An {@code lb:ws://} route whose service's instances come from the registry (a
+	 * {@code DiscoveryClient}) carries every session to one of them, in round-robin's
+	 * order: gateway#3044 answers 404 there.
+	 */
+	@Test
+	void balancesTheSessionsOfAnLbWsRouteOverTheRegistrysInstances() {
+		Map<String, Integer> sessions = new TreeMap<>();
+		for (int i = 0; i < 30; i++) {
+			String reply = HttpClient.create()
+				.websocket()
+				.uri("ws://127.0.0.1:" + this.port + "/echo")
+				.handle((in, out) -> out.sendString(Mono.just("hi")).then().thenMany(in.receive().asString().take(1)))
+				.blockFirst(Duration.ofSeconds(10));
+			assertThat(reply).matches("r[123]: hi");
+			sessions.merge(reply.substring(0, 2), 1, Integer::sum);
+		}
+		assertThat(sessions).containsExactly(Map.entry("r1", 10), Map.entry("r2", 10), Map.entry("r3", 10));
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("echo-ws") == 0);
+	}
+
+	/**
+	 * An {@code lb:wss://} route to an https service that offers h2: the handshake goes
+	 * over TLS with the service's own trust, in HTTP/1.1, while the service's requests go
+	 * in h2.
+	 */
+	@Test
+	void carriesASessionOverTlsToAServiceThatSpeaksH2() {
+		String reply = HttpClient.create()
+			.websocket()
+			.uri("ws://127.0.0.1:" + this.port + "/wss/echo")
+			.handle((in, out) -> out.sendString(Mono.just("hi")).then().thenMany(in.receive().asString().take(1)))
+			.blockFirst(Duration.ofSeconds(10));
+		assertThat(reply).isEqualTo("secure: hi");
+		assertThat(this.client.getNow("/secure-http/protocol").body()).isEqualTo("HTTP/2.0");
 	}
 
 	/**
@@ -227,6 +301,25 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.host("127.0.0.1")
 			.route((routes) -> routes.ws("/echo",
 					(in, out) -> out.sendString(in.receive().asString().map((text) -> name + ": " + text)))));
+	}
+
+	private static DisposableServer secureEcho() {
+		try (InputStream certificate = new ClassPathResource("tls/server.pem").getInputStream();
+				InputStream key = new ClassPathResource("tls/server-key.pem").getInputStream()) {
+			Http2SslContextSpec tls = Http2SslContextSpec.forServer(certificate, key);
+			return HttpServer.create()
+				.host("127.0.0.1")
+				.port(0)
+				.secure((spec) -> spec.sslContext(tls))
+				.protocol(HttpProtocol.HTTP11, HttpProtocol.H2)
+				.route((routes) -> routes
+					.get("/protocol", (request, response) -> response.sendString(Mono.just(request.version().text())))
+					.ws("/echo", (in, out) -> out.sendString(in.receive().asString().map((text) -> "secure: " + text))))
+				.bindNow();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	private static int closedPort() {
