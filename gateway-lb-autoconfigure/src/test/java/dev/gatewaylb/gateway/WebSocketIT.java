@@ -14,6 +14,7 @@ import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
 import dev.gatewaylb.internal.discovery.Member;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -93,6 +94,8 @@ class WebSocketIT extends GatewayIntegrationTest {
 		}
 		route(registry, 6, "wss", "lb:wss://secure-chat");
 		route(registry, 7, "secure-http", "lb://secure-chat");
+		route(registry, 8, "graceful", "lb:ws://graceful");
+		route(registry, 9, "lingering", "lb:ws://lingering");
 		TestGateway.properties(registry)
 			.uris("chat", uris)
 			.uris("sockets", holders.stream().map((holder) -> "http://127.0.0.1:" + holder.server.port()).toList())
@@ -104,7 +107,14 @@ class WebSocketIT extends GatewayIntegrationTest {
 			// HTTP/1.1.
 			.uris("secure-chat", List.of("https://127.0.0.1:" + secure.port()))
 			.set("gateway.lb.services.secure-chat.tls.trusted-ca", "classpath:tls/ca.pem")
-			.set("gateway.lb.services.secure-chat.http2", true);
+			.set("gateway.lb.services.secure-chat.http2", true)
+			// The same two echoes, as two services: one closes a drained endpoint's
+			// sessions after a second, the other leaves them open.
+			.uris("graceful", uris)
+			.set("gateway.lb.services.graceful.drain.websocket-grace", "1s")
+			.uris("lingering", uris)
+			.set("management.endpoints.web.exposure.include", "gatewaylb")
+			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
 
 	private static void route(DynamicPropertyRegistry registry, int index, String id, String uri) {
@@ -230,6 +240,52 @@ class WebSocketIT extends GatewayIntegrationTest {
 	}
 
 	/**
+	 * An endpoint drained through the actuator takes no new session; its open ones are
+	 * left to close, or, with {@code drain.websocket-grace}, closed with 1001 once it has
+	 * drained for the grace. The session of the service without a grace is still open
+	 * when the other's grace has run out, its endpoint still holding it in flight.
+	 */
+	@Test
+	void closesADrainedEndpointsSessionsWith1001AfterTheGraceAndLeavesThemOpenWithout() {
+		OpenSocket graceful = OpenSocket.open(this.port, "/graceful/echo");
+		OpenSocket lingering = OpenSocket.open(this.port, "/lingering/echo");
+		String gracefulEndpoint = echoAddress(graceful.firstReply());
+		String lingeringEndpoint = echoAddress(lingering.firstReply());
+		try {
+			drain("graceful", gracefulEndpoint, true);
+			drain("lingering", lingeringEndpoint, true);
+			assertThat(graceful.isOpen()).as("within its grace").isTrue();
+			assertThat(graceful.closeStatus().block(Duration.ofSeconds(10))).extracting(WebSocketCloseStatus::code)
+				.as("going away")
+				.isEqualTo(1001);
+			await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("graceful") == 0);
+			assertThat(lingering.isOpen()).as("no grace: left to close").isTrue();
+			assertThat(state("lingering", lingeringEndpoint).inFlight()).isEqualTo(1);
+			assertThat(lingering.echo("still here")).endsWith(": still here");
+		}
+		finally {
+			drain("graceful", gracefulEndpoint, false);
+			drain("lingering", lingeringEndpoint, false);
+			lingering.close();
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("lingering") == 0);
+	}
+
+	private void drain(String service, String endpoint, boolean drain) {
+		GatewayClient.Answer answer = this.client.send("POST", "/actuator/gatewaylb/" + service,
+				"{\"endpoint\":\"" + endpoint + "\",\"drain\":" + drain + ",\"force\":true}");
+		assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+	}
+
+	/**
+	 * Returns the address of the echo backend that wrote a reply ({@code one: ...} or
+	 * {@code two: ...}).
+	 */
+	private static String echoAddress(String reply) {
+		return "127.0.0.1:" + echoes.get(reply.startsWith("one:") ? 0 : 1).port();
+	}
+
+	/**
 	 * The endpoint's handshake comes before the client's upgrade: an endpoint that
 	 * refuses the connection is retried on another, and the client never sees it.
 	 */
@@ -276,6 +332,68 @@ class WebSocketIT extends GatewayIntegrationTest {
 			picks += snapshot.state(i).picks();
 		}
 		return picks;
+	}
+
+	/**
+	 * A client's session to an echo route, kept open until it or the gateway closes it:
+	 * its first reply, the replies after, and the status it was closed with.
+	 */
+	static final class OpenSocket {
+
+		private final Sinks.Many<String> replies = Sinks.many().replay().all();
+
+		private final Sinks.Many<String> outgoing = Sinks.many().unicast().onBackpressureBuffer();
+
+		private final Sinks.One<WebSocketCloseStatus> closed = Sinks.one();
+
+		private final Sinks.Empty<Void> hangUp = Sinks.empty();
+
+		private final java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(
+				true);
+
+		static OpenSocket open(int port, String path) {
+			OpenSocket socket = new OpenSocket();
+			HttpClient.create(ConnectionProvider.newConnection())
+				.websocket()
+				.uri("ws://127.0.0.1:" + port + path)
+				.handle((in, out) -> {
+					in.receiveCloseStatus().subscribe(socket.closed::tryEmitValue);
+					Mono<Void> receive = in.receive()
+						.asString()
+						.doOnNext(socket.replies::tryEmitNext)
+						.doFinally((signal) -> socket.open.set(false))
+						.then();
+					return Mono.firstWithSignal(out.sendString(socket.outgoing.asFlux()).then(), receive,
+							socket.hangUp.asMono());
+				})
+				.subscribe();
+			socket.outgoing.tryEmitNext("hi");
+			return socket;
+		}
+
+		String firstReply() {
+			return this.replies.asFlux().blockFirst(Duration.ofSeconds(10));
+		}
+
+		String echo(String text) {
+			this.outgoing.tryEmitNext(text);
+			return this.replies.asFlux()
+				.filter((reply) -> reply.endsWith(": " + text))
+				.blockFirst(Duration.ofSeconds(10));
+		}
+
+		boolean isOpen() {
+			return this.open.get();
+		}
+
+		Mono<WebSocketCloseStatus> closeStatus() {
+			return this.closed.asMono();
+		}
+
+		void close() {
+			this.hangUp.tryEmitEmpty();
+		}
+
 	}
 
 	/**

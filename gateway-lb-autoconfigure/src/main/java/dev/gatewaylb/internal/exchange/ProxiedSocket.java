@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import dev.gatewaylb.internal.websocket.WebSocketState;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import org.jspecify.annotations.Nullable;
@@ -69,7 +70,13 @@ import org.springframework.web.server.ServerWebExchange;
  * the upgrade on the client's; the sessions are published through volatile fields before
  * the other side can read them, and the end is taken once by compare-and-set.
  */
-public final class ProxiedSocket {
+public final class ProxiedSocket implements WebSocketState.Session {
+
+	/**
+	 * What both sides are told when a drained endpoint's grace ran out
+	 * ({@code drain.websocket-grace}): 1001, going away.
+	 */
+	static final CloseStatus DRAINED = new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "endpoint draining");
 
 	/**
 	 * What the endpoint is told when the client's connection went without a close frame.
@@ -97,6 +104,11 @@ public final class ProxiedSocket {
 
 	private final ExchangeLease lease;
 
+	/**
+	 * The service's open sessions, where this one is registered for its life.
+	 */
+	private final WebSocketState sessions;
+
 	private final int maxFramePayloadLength;
 
 	/**
@@ -120,12 +132,20 @@ public final class ProxiedSocket {
 	 */
 	private volatile boolean bridged;
 
+	/**
+	 * The two sides once the session started, for a drain to close them.
+	 */
+	private volatile @Nullable WebSocketSession client;
+
+	private volatile @Nullable WebSocketSession upstream;
+
 	@SuppressWarnings("unused") // accessed through ENDED
 	private volatile boolean ended;
 
 	private ProxiedSocket(Attempt attempt, ExchangeLease lease, int maxFramePayloadLength) {
 		this.attempt = attempt;
 		this.lease = lease;
+		this.sessions = attempt.runtime().feature(WebSocketState.class);
 		this.maxFramePayloadLength = maxFramePayloadLength;
 	}
 
@@ -320,7 +340,28 @@ public final class ProxiedSocket {
 	private void ended() {
 		if (ENDED.compareAndSet(this, false, true)) {
 			this.attempt.release();
+			this.sessions.closed(this);
 			this.upstreamDone.tryEmitEmpty();
+		}
+	}
+
+	@Override
+	public String endpoint() {
+		return this.attempt.endpoint().address();
+	}
+
+	/**
+	 * Closes both sides with 1001, their connections closing with the frames: the
+	 * endpoint drained past {@code drain.websocket-grace}. Charged to nobody, as any end
+	 * of a session.
+	 */
+	@Override
+	public void goAway() {
+		WebSocketSession client = this.client;
+		WebSocketSession upstream = this.upstream;
+		if (client != null && upstream != null) {
+			client.close(DRAINED).onErrorResume((error) -> Mono.empty()).subscribe();
+			upstream.close(DRAINED).onErrorResume((error) -> Mono.empty()).subscribe();
 		}
 	}
 
@@ -372,8 +413,17 @@ public final class ProxiedSocket {
 
 		@Override
 		public Mono<Void> handle(WebSocketSession client) {
-			ProxiedSocket.this.bridged = true;
+			ProxiedSocket socket = ProxiedSocket.this;
+			socket.bridged = true;
 			WebSocketSession upstream = this.upstream;
+			socket.client = client;
+			socket.upstream = upstream;
+			socket.sessions.opened(socket);
+			if (socket.ended) {
+				// The endpoint's connection closed as the session started: ended() may
+				// have looked before it was registered.
+				socket.sessions.closed(socket);
+			}
 			// Messages both ways, retained: each is released once read, and written to
 			// the other connection after.
 			Mono<Void> toUpstream = upstream.send(client.receive().doOnNext(WebSocketMessage::retain));

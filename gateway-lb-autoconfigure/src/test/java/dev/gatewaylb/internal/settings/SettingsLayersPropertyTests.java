@@ -193,6 +193,8 @@ class SettingsLayersPropertyTests {
 					"", "null"),
 			key("load-reports.probe.interval", (s) -> s.loadReports().probeInterval(), Duration.ofSeconds(10), "1s",
 					Duration.ofSeconds(1), "1m", Duration.ofMinutes(1)),
+			key("drain.websocket-grace", (s) -> s.drain().websocketGraceNanos(), 0L, "30s", 30_000_000_000L, "0s", 0L,
+					"1h", 3_600_000_000_000L),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",

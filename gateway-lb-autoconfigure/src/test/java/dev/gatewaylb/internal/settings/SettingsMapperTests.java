@@ -15,6 +15,7 @@ import dev.gatewaylb.internal.balance.LevelSettings;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.hedging.HedgeSettings;
 import dev.gatewaylb.internal.loadreports.LoadReportsSettings;
+import dev.gatewaylb.internal.websocket.DrainSettings;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.overload.ConcurrencySettings;
 import dev.gatewaylb.internal.request.HashKey;
@@ -83,7 +84,8 @@ class SettingsMapperTests {
 						50),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")),
-				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE, LoadReportsSettings.OFF);
+				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE, LoadReportsSettings.OFF,
+				DrainSettings.NONE);
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, ServiceSettings.BUILT_IN)).isEqualTo(builtIn);
 	}
