@@ -37,11 +37,11 @@ class GatewayLbPropertiesBinderTests {
 				"gateway.lb.services.catalog.pool.max-connections", "3",
 				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
 		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
-				null, null, new PoolProperties(null, 7, null, null, null), null, null, null, null, null, null, null,
-				null, null, null, null, null));
+				null, null, new PoolProperties(null, 7, null, null, null, null), null, null, null, null, null, null,
+				null, null, null, null, null, null));
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
-				null, null, null, null, new PoolProperties(3, null, null, null, null), null, null, null,
+				null, null, null, null, new PoolProperties(3, null, null, null, null, null), null, null, null,
 				new HealthProperties(
 						new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null, null, null), null,
 						null),

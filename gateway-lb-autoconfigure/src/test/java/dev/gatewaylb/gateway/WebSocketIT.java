@@ -68,6 +68,16 @@ class WebSocketIT extends GatewayIntegrationTest {
 	static final DisposableServer secure = secureEcho();
 
 	/**
+	 * A cleartext backend that speaks h2c (prior knowledge or upgrade) and HTTP/1.1.
+	 */
+	static final DisposableServer cleartextH2 = TestBackend.bind(HttpServer.create()
+		.host("127.0.0.1")
+		.protocol(HttpProtocol.HTTP11, HttpProtocol.H2C)
+		.route((routes) -> routes
+			.get("/protocol", (request, response) -> response.sendString(Mono.just(request.version().text())))
+			.ws("/echo", (in, out) -> out.sendString(in.receive().asString().map((text) -> "h2c: " + text)))));
+
+	/**
 	 * A port nothing listens on: a connection to it is refused.
 	 */
 	static final int closed = closedPort();
@@ -96,6 +106,8 @@ class WebSocketIT extends GatewayIntegrationTest {
 		route(registry, 7, "secure-http", "lb://secure-chat");
 		route(registry, 8, "graceful", "lb:ws://graceful");
 		route(registry, 9, "lingering", "lb:ws://lingering");
+		route(registry, 10, "h2c-ws", "lb:ws://plain-h2");
+		route(registry, 11, "h2c-http", "lb://plain-h2");
 		TestGateway.properties(registry)
 			.uris("chat", uris)
 			.uris("sockets", holders.stream().map((holder) -> "http://127.0.0.1:" + holder.server.port()).toList())
@@ -113,6 +125,8 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.uris("graceful", uris)
 			.set("gateway.lb.services.graceful.drain.websocket-grace", "1s")
 			.uris("lingering", uris)
+			.uris("plain-h2", List.of("http://127.0.0.1:" + cleartextH2.port()))
+			.set("gateway.lb.services.plain-h2.pool.protocol", "h2c")
 			.set("management.endpoints.web.exposure.include", "gatewaylb")
 			.set("management.endpoint.gatewaylb.access", "unrestricted");
 	}
@@ -130,6 +144,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 		echoes.forEach(DisposableServer::disposeNow);
 		registered.forEach(DisposableServer::disposeNow);
 		secure.disposeNow();
+		cleartextH2.disposeNow();
 		holders.forEach((holder) -> holder.server.disposeNow());
 	}
 
@@ -283,6 +298,23 @@ class WebSocketIT extends GatewayIntegrationTest {
 	 */
 	private static String echoAddress(String reply) {
 		return "127.0.0.1:" + echoes.get(reply.startsWith("one:") ? 0 : 1).port();
+	}
+
+	/**
+	 * A service spoken to in h2c ({@code pool.protocol: h2c}): its requests go in h2
+	 * without TLS, its WebSocket handshakes in HTTP/1.1, which the endpoint upgrades (in
+	 * h2 a WebSocket needs the server's extended CONNECT, which few servers offer).
+	 */
+	@Test
+	void carriesASessionToAServiceSpokenToInH2c() {
+		String reply = HttpClient.create()
+			.websocket()
+			.uri("ws://127.0.0.1:" + this.port + "/h2c-ws/echo")
+			.handle((in, out) -> out.sendString(Mono.just("hi")).then().thenMany(in.receive().asString().take(1)))
+			.blockFirst(Duration.ofSeconds(10));
+		assertThat(reply).isEqualTo("h2c: hi");
+		assertThat(this.client.getNow("/h2c-http/protocol").body()).isEqualTo("HTTP/2.0");
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("plain-h2") == 0);
 	}
 
 	/**

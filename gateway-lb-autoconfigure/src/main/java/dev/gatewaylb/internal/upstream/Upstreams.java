@@ -163,8 +163,8 @@ public final class Upstreams {
 			.build();
 		// The probes' connections are not the pools': they are recorded apart, and not
 		// shown.
-		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, settings.http2(),
-				this.tls, this.resolver, new EndpointAddresses(), this.requestClock);
+		HttpClient probeClient = h2c(configure(this.gatewayClient.apply(probeProvider), settings, settings.http2(),
+				this.tls, this.resolver, new EndpointAddresses(), this.requestClock), settings);
 		Registrar registrar = new Registrar(serviceId, pools);
 		ConnectionProvider provider;
 		EventLoops loops = loopAffine(settings) ? EventLoops
@@ -187,8 +187,8 @@ public final class Upstreams {
 				.build();
 		}
 		EndpointAddresses addresses = new EndpointAddresses();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, settings.http2(), this.tls,
-				this.resolver, addresses, this.requestClock), settings, this.nanoClock);
+		HttpClient client = observed(h2c(configure(this.gatewayClient.apply(provider), settings, settings.http2(),
+				this.tls, this.resolver, addresses, this.requestClock), settings), settings, this.nanoClock);
 		// A WebSocket holds its connection for the session's life: a connection of its
 		// own, outside the pool, so that open sessions never take the places of requests.
 		// HTTP/1.1 whatever the service speaks: the upgrade is an HTTP/1.1 exchange.
@@ -207,7 +207,7 @@ public final class Upstreams {
 	 * h2 pool keeps its own).
 	 */
 	private static boolean loopAffine(UpstreamSettings settings) {
-		return settings.loopAffine() && !settings.http2();
+		return settings.loopAffine() && !settings.http2() && !settings.h2c();
 	}
 
 	/**
@@ -302,6 +302,15 @@ public final class Upstreams {
 				UpstreamCall.forget(connection.channel());
 			}
 		});
+	}
+
+	/**
+	 * Makes a client speak h2 without TLS, by prior knowledge, when the service asks for
+	 * it ({@code pool.protocol: h2c}); a client for {@code http2: true} (h2 by ALPN) or
+	 * HTTP/1.1 as it is.
+	 */
+	private static HttpClient h2c(HttpClient client, UpstreamSettings settings) {
+		return settings.h2c() ? client.protocol(HttpProtocol.H2C) : client;
 	}
 
 	/**
