@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.gatewaylb.internal.balance.EndpointState;
 import dev.gatewaylb.internal.balance.Snapshot;
@@ -78,6 +79,11 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.ws("/echo", (in, out) -> out.sendString(in.receive().asString().map((text) -> "h2c: " + text)))));
 
 	/**
+	 * A backend that closes a session as told, and notes how its clients closed theirs.
+	 */
+	static final Closer closer = new Closer();
+
+	/**
 	 * A port nothing listens on: a connection to it is refused.
 	 */
 	static final int closed = closedPort();
@@ -108,6 +114,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 		route(registry, 9, "lingering", "lb:ws://lingering");
 		route(registry, 10, "h2c-ws", "lb:ws://plain-h2");
 		route(registry, 11, "h2c-http", "lb://plain-h2");
+		route(registry, 12, "closer", "lb:ws://closer");
 		TestGateway.properties(registry)
 			.uris("chat", uris)
 			.uris("sockets", holders.stream().map((holder) -> "http://127.0.0.1:" + holder.server.port()).toList())
@@ -125,6 +132,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 			.uris("graceful", uris)
 			.set("gateway.lb.services.graceful.drain.websocket-grace", "1s")
 			.uris("lingering", uris)
+			.uris("closer", List.of("http://127.0.0.1:" + closer.server.port()))
 			.uris("plain-h2", List.of("http://127.0.0.1:" + cleartextH2.port()))
 			.set("gateway.lb.services.plain-h2.pool.protocol", "h2c")
 			.set("management.endpoints.web.exposure.include", "gatewaylb")
@@ -145,6 +153,7 @@ class WebSocketIT extends GatewayIntegrationTest {
 		registered.forEach(DisposableServer::disposeNow);
 		secure.disposeNow();
 		cleartextH2.disposeNow();
+		closer.server.disposeNow();
 		holders.forEach((holder) -> holder.server.disposeNow());
 	}
 
@@ -301,6 +310,42 @@ class WebSocketIT extends GatewayIntegrationTest {
 	}
 
 	/**
+	 * Whoever closes first, the other side is closed with the same status; an endpoint
+	 * whose connection drops without a close frame has its client closed with 1014 (Bad
+	 * Gateway). Each end leaves nothing in flight and charges the endpoint nothing.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "/closer/closes", "/closer/drops", "client" })
+	void closesEachSideWithTheStatusTheOtherClosedWith(String how) {
+		String path = how.startsWith("/") ? how : "/closer/closes";
+		WebSocketCloseStatus status = HttpClient.create(ConnectionProvider.newConnection())
+			.websocket()
+			.uri("ws://127.0.0.1:" + this.port + path)
+			.handle((in, out) -> {
+				// The client closes with 4002 once its message came back, or asks the
+				// endpoint to close with 4001 (or to drop its connection). Its inbound is
+				// never cancelled: that would close the session with an empty frame.
+				Sinks.One<String> echoed = Sinks.one();
+				in.receive().asString().subscribe(echoed::tryEmitValue);
+				Mono<Void> talk = how.equals("client")
+						? out.sendString(Mono.just("hi")).then().then(echoed.asMono()).then(out.sendClose(4002, "done"))
+						: out.sendString(Mono.just("4001")).then();
+				return talk.then(Mono.<WebSocketCloseStatus>never()).or(in.receiveCloseStatus());
+			})
+			.blockFirst(Duration.ofSeconds(10));
+		switch (how) {
+			case "/closer/closes" -> assertThat(status.code()).as("the endpoint's status").isEqualTo(4001);
+			case "/closer/drops" -> assertThat(status.code()).as("the endpoint's connection lost").isEqualTo(1014);
+			default -> await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(closer.heard.get()).as("the client's status, passed on")
+					.extracting(WebSocketCloseStatus::code)
+					.isEqualTo(4002));
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("closer") == 0);
+		assertThat(state("closer").consecutiveFailures()).isZero();
+	}
+
+	/**
 	 * A service spoken to in h2c ({@code pool.protocol: h2c}): its requests go in h2
 	 * without TLS, its WebSocket handshakes in HTTP/1.1, which the endpoint upgrades (in
 	 * h2 a WebSocket needs the server's extended CONNECT, which few servers offer).
@@ -425,6 +470,32 @@ class WebSocketIT extends GatewayIntegrationTest {
 		void close() {
 			this.hangUp.tryEmitEmpty();
 		}
+
+	}
+
+	/**
+	 * Closes a session with the status its client's first message names
+	 * ({@code /closes}), drops its connection without a close frame at the first message
+	 * ({@code /drops}), and notes the status each client closed with.
+	 */
+	static final class Closer {
+
+		final AtomicReference<WebSocketCloseStatus> heard = new AtomicReference<>();
+
+		final DisposableServer server = TestBackend
+			.bind(HttpServer.create().host("127.0.0.1").route((routes) -> routes.ws("/closes", (in, out) -> {
+				in.receiveCloseStatus().subscribe(this.heard::set);
+				// Never cancelling the inbound, which would close with an empty frame.
+				return in.receive()
+					.asString()
+					.concatMap((text) -> text.matches("\\d{4}") ? out.sendClose(Integer.parseInt(text), "closing")
+							: out.sendString(Mono.just(text)).then())
+					.then();
+			})
+				.ws("/drops",
+						(in, out) -> in.receive()
+							.doOnNext((message) -> in.withConnection((connection) -> connection.channel().close()))
+							.then())));
 
 	}
 

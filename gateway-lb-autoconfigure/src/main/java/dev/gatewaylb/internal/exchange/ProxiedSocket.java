@@ -27,6 +27,7 @@ import org.springframework.core.io.buffer.NettyDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.util.StringUtils;
@@ -302,7 +303,7 @@ public final class ProxiedSocket implements WebSocketState.Session {
 				HttpHeadersFilter.Type.RESPONSE);
 		filtered.remove(HttpHeaders.CONTENT_LENGTH);
 		filtered.remove(HttpHeaders.TRANSFER_ENCODING);
-		exchange.getResponse().setStatusCode(HttpStatus.valueOf(answer.status().code()));
+		exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(answer.status().code()));
 		exchange.getResponse().getHeaders().putAll(filtered);
 	}
 
