@@ -188,6 +188,11 @@ class WebSocketIT extends GatewayIntegrationTest {
 			// The short requests are over (answered or cancelled): what stays in flight
 			// is the sockets, every one of them.
 			await().atMost(Duration.ofSeconds(10)).until(() -> inFlight("sockets") == 300);
+			System.out.printf("300 sockets with least-requests: in flight %s, open at the backends %s%n",
+					holders.stream()
+						.map((holder) -> state("sockets", "127.0.0.1:" + holder.server.port()).inFlight())
+						.toList(),
+					holders.stream().map((holder) -> holder.open.get()).toList());
 			for (SessionBackend holder : holders) {
 				assertThat(state("sockets", "127.0.0.1:" + holder.server.port()).inFlight())
 					.as("sockets in flight on each endpoint")

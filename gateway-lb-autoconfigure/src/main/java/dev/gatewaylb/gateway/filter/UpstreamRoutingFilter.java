@@ -115,7 +115,9 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 	/**
 	 * Carries a WebSocket to the attempt's endpoint ({@link ProxiedSocket}), with the
 	 * request headers Spring Cloud Gateway's WebSocket filter sends: the gateway's
-	 * filters applied, without {@code Host} (unless preserved) and the handshake's own.
+	 * filters applied, without {@code Host} and the handshake's own. Reactor Netty's
+	 * handshake names the endpoint in {@code Host} whatever it is given, so
+	 * {@code PreserveHostHeader} has no effect here, as on Spring Cloud Gateway.
 	 */
 	private Mono<Void> carry(ServerWebExchange exchange, Attempt attempt, URI url, WebSocketService service,
 			GatewayFilterChain chain) {
@@ -128,12 +130,6 @@ public final class UpstreamRoutingFilter extends NettyRoutingFilter {
 				headers.addAll(name, values);
 			}
 		});
-		if (exchange.getAttributeOrDefault(ServerWebExchangeUtils.PRESERVE_HOST_HEADER_ATTRIBUTE, false)) {
-			String host = exchange.getRequest().getHeaders().getFirst(HttpHeaders.HOST);
-			if (host != null) {
-				headers.add(HttpHeaders.HOST, host);
-			}
-		}
 		URI socketUrl = UriComponentsBuilder.fromUri(url)
 			.scheme(socketScheme(url.getScheme()))
 			.build(ServerWebExchangeUtils.containsEncodedParts(url))
