@@ -52,7 +52,7 @@ class ArchitectureTests {
 	 * settings mapping, per-service state, jobs, report section and meters.
 	 */
 	static final List<String> FEATURES = List.of("affinity", "overload", "mirror", "locality", "hedging", "rollout",
-			"loadreports");
+			"loadreports", "websocket");
 
 	static List<String> features() {
 		return FEATURES;

@@ -75,6 +75,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.context.annotation.Scope;
 import org.springframework.core.env.Environment;
+import org.springframework.web.reactive.socket.server.WebSocketService;
 
 /**
  * Balances every {@code lb://} route of Spring Cloud Gateway with gateway-lb, one nested
@@ -349,8 +350,9 @@ public final class GatewayLbAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		UpstreamRoutingFilter gatewayLbUpstreamRoutingFilter(HttpClient httpClient,
-				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties) {
-			return new UpstreamRoutingFilter(httpClient, headersFilters, properties);
+				ObjectProvider<List<HttpHeadersFilter>> headersFilters, HttpClientProperties properties,
+				ObjectProvider<WebSocketService> webSocketService) {
+			return new UpstreamRoutingFilter(httpClient, headersFilters, properties, webSocketService.getIfAvailable());
 		}
 
 		@Bean

@@ -19,15 +19,37 @@ import org.jspecify.annotations.Nullable;
  * @param loopAffinity Whether a request takes its upstream connection on its own event
  * loop ("preferred": its loop's idle connection, else a new one there, else another
  * loop's idle one; "off": any idle connection, as Reactor Netty's pool does).
+ * @param protocol Protocol spoken to the service's http endpoints: http1 (HTTP/1.1), or
+ * h2c (HTTP/2 without TLS, by prior knowledge, as gRPC servers speak it). WebSocket
+ * upgrades go in HTTP/1.1 either way. For https endpoints, set http2 instead.
  */
 public record PoolProperties(@Nullable Integer maxConnections, @Nullable Integer maxPending,
-		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime, @Nullable LoopAffinity loopAffinity) {
+		@Nullable Duration pendingTimeout, @Nullable Duration maxIdleTime, @Nullable LoopAffinity loopAffinity,
+		@Nullable Protocol protocol) {
 
 	public PoolProperties {
 		Bounds.checkRange("max-connections", maxConnections, 1, Bounds.MAX_PER_ENDPOINT);
 		Bounds.checkRange("max-pending", maxPending, 1, Bounds.MAX_PER_ENDPOINT);
 		Bounds.checkDuration("pending-timeout", pendingTimeout, Bounds.MAX_TIMEOUT);
 		Bounds.checkPositiveDuration("max-idle-time", maxIdleTime, Bounds.MAX_TIMEOUT);
+	}
+
+	/**
+	 * The protocol spoken to a service's http endpoints.
+	 */
+	public enum Protocol {
+
+		/**
+		 * HTTP/1.1.
+		 */
+		HTTP1,
+
+		/**
+		 * HTTP/2 without TLS, by prior knowledge: every connection starts with the h2
+		 * preface.
+		 */
+		H2C
+
 	}
 
 }

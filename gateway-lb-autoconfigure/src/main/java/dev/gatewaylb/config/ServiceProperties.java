@@ -38,6 +38,7 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * @param mirror Traffic mirroring: a copy of the service's requests to a shadow service,
  * whose answers are compared with the primary's and never reach the client.
  * @param loadReports Weights from the load each endpoint reports of itself (ORCA).
+ * @param drain What a drained endpoint's open WebSocket sessions are given.
  */
 public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullable Duration slowStart,
 		@Nullable String hashKey, @Nullable Double hashBalanceFactor,
@@ -52,13 +53,14 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 		@NestedConfigurationProperty @Nullable AffinityProperties affinity,
 		@NestedConfigurationProperty @Nullable LocalityProperties locality,
 		@NestedConfigurationProperty @Nullable MirrorProperties mirror,
-		@NestedConfigurationProperty @Nullable LoadReportsProperties loadReports) {
+		@NestedConfigurationProperty @Nullable LoadReportsProperties loadReports,
+		@NestedConfigurationProperty @Nullable Drain drain) {
 
 	/**
 	 * A layer that sets no key.
 	 */
 	public static final ServiceProperties NONE = new ServiceProperties(null, null, null, null, null, null, null, null,
-			null, null, null, null, null, null, null, null, null);
+			null, null, null, null, null, null, null, null, null, null);
 
 	public ServiceProperties {
 		Bounds.checkDuration("slow-start", slowStart, Bounds.MAX_PERIOD);
@@ -71,6 +73,23 @@ public record ServiceProperties(@Nullable BalancingAlgorithm algorithm, @Nullabl
 			throw new IllegalArgumentException("hash-balance-factor: " + hashBalanceFactor
 					+ " (expected: 0 (off) or > 1, at most " + Bounds.MAX_FACTOR + ", e.g. 1.25)");
 		}
+	}
+
+	/**
+	 * What a drained endpoint's open connections are given; a key that is not set is
+	 * {@code null}.
+	 *
+	 * @param websocketGrace How long the WebSocket sessions of an endpoint that drains,
+	 * or leaves the service, are left to close on their own; then each is closed with
+	 * status 1001 (going away), the client told to reconnect. 0 leaves them open until
+	 * one side closes them.
+	 */
+	public record Drain(@Nullable Duration websocketGrace) {
+
+		public Drain {
+			Bounds.checkDuration("websocket-grace", websocketGrace, Bounds.MAX_TIMEOUT);
+		}
+
 	}
 
 }

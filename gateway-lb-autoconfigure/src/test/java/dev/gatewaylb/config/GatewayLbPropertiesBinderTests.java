@@ -37,15 +37,15 @@ class GatewayLbPropertiesBinderTests {
 				"gateway.lb.services.catalog.pool.max-connections", "3",
 				"gateway.lb.services.catalog.health.passive.base-ejection-time", "30s"));
 		assertThat(properties.defaults()).isEqualTo(new ServiceProperties(BalancingAlgorithm.LEAST_REQUESTS, null, null,
-				null, null, new PoolProperties(null, 7, null, null, null), null, null, null, null, null, null, null,
-				null, null, null, null));
+				null, null, new PoolProperties(null, 7, null, null, null, null), null, null, null, null, null, null,
+				null, null, null, null, null, null));
 		assertThat(properties.services()).containsOnlyKeys("catalog");
 		assertThat(properties.services().get("catalog")).isEqualTo(new ServiceProperties(BalancingAlgorithm.PEAK_EWMA,
-				null, null, null, null, new PoolProperties(3, null, null, null, null), null, null, null,
+				null, null, null, null, new PoolProperties(3, null, null, null, null, null), null, null, null,
 				new HealthProperties(
 						new HealthProperties.Passive(null, Duration.ofSeconds(30), null, null, null, null, null), null,
 						null),
-				null, null, null, null, null, null, null));
+				null, null, null, null, null, null, null, null));
 	}
 
 	@Test
@@ -154,6 +154,8 @@ class GatewayLbPropertiesBinderTests {
 					gateway.lb.defaults.retry.budget-percent                        | 1001   | gateway.lb.defaults.retry                  | budget-percent: 1001 (expected: 0 to 1000)
 					gateway.lb.defaults.retry.budget-min-per-second                 | 1000001 | gateway.lb.defaults.retry                 | budget-min-per-second: 1000001 (expected: 0 to 1000000)
 					gateway.lb.defaults.hedge.min-delay                             | 86401s | gateway.lb.defaults.hedge                  | min-delay: 86401s (expected: 0s to 1d)
+					gateway.lb.defaults.drain.websocket-grace                       | -1s    | gateway.lb.defaults.drain                  | websocket-grace: -1s (expected: 0s to 1d)
+					gateway.lb.services.catalog.drain.websocket-grace               | 86401s | gateway.lb.services.catalog.drain          | websocket-grace: 86401s (expected: 0s to 1d)
 					gateway.lb.defaults.concurrency.initial-limit                   | 65537  | gateway.lb.defaults.concurrency            | initial-limit: 65537 (expected: 1 to 65536)
 					gateway.lb.defaults.concurrency.min-limit                       | 65537  | gateway.lb.defaults.concurrency            | min-limit: 65537 (expected: 1 to 65536)
 					gateway.lb.defaults.concurrency.max-limit                       | 65537  | gateway.lb.defaults.concurrency            | max-limit: 65537 (expected: 1 to 65536)

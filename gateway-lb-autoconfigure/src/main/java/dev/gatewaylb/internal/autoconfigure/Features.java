@@ -10,6 +10,7 @@ import dev.gatewaylb.internal.mirror.MirrorState;
 import dev.gatewaylb.internal.overload.OverloadState;
 import dev.gatewaylb.internal.runtime.ServiceFeature;
 import dev.gatewaylb.internal.settings.ServiceSettings;
+import dev.gatewaylb.internal.websocket.WebSocketState;
 
 /**
  * The features every service's runtime holds, each bound to its block of the service's
@@ -24,7 +25,8 @@ public final class Features {
 			ServiceFeature.of(AffinityState.FEATURE, ServiceSettings::affinity),
 			ServiceFeature.of(LocalityState.FEATURE, (settings) -> settings.balancer().levels()),
 			ServiceFeature.of(MirrorState.FEATURE, ServiceSettings::mirror),
-			ServiceFeature.of(LoadReportsState.FEATURE, ServiceSettings::loadReports));
+			ServiceFeature.of(LoadReportsState.FEATURE, ServiceSettings::loadReports),
+			ServiceFeature.of(WebSocketState.FEATURE, ServiceSettings::drain));
 
 	private Features() {
 	}

@@ -401,6 +401,17 @@ public final class Attempt extends InFlightGuard implements UpstreamObserver {
 	}
 
 	/**
+	 * The endpoint accepted a WebSocket handshake (its 101 arrived): a success, charged
+	 * now, the handshake's time its latency sample (taken with the 101). What follows is
+	 * the session's, charged to nobody whichever side ends it and however: a session's
+	 * life is no latency sample and its end no failure. The claim stays until the session
+	 * ends ({@link #release()}).
+	 */
+	void upgraded() {
+		settle(Outcome.Kind.SUCCESS);
+	}
+
+	/**
 	 * Returns whether the service's passive health counts a status as the endpoint's
 	 * failure ({@code health.passive.on-statuses}).
 	 */

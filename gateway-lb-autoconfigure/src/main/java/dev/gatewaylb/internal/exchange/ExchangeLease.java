@@ -101,6 +101,18 @@ public final class ExchangeLease {
 	}
 
 	/**
+	 * Lets an attempt's claim outlive the exchange: a WebSocket session, which goes on
+	 * after the exchange ended with the handshake, holds its endpoint until it closes,
+	 * and releases the claim itself then. The lease releases it no more.
+	 * @param attempt the attempt the lease holds
+	 * @return whether handed over; {@code false} when the lease no longer holds it (the
+	 * exchange ended, the claim is released)
+	 */
+	boolean handOver(Attempt attempt) {
+		return CURRENT.compareAndSet(this, attempt, null);
+	}
+
+	/**
 	 * Returns the attempt whose claim the lease holds.
 	 * @return the attempt, or {@code null} before the first pick and after close
 	 */

@@ -40,7 +40,7 @@ final class BuiltInDefaults {
 	static final PeakEwmaProperties PEAK_EWMA = new PeakEwmaProperties(Duration.ofSeconds(10));
 
 	static final PoolProperties POOL = new PoolProperties(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30),
-			LoopAffinity.PREFERRED);
+			LoopAffinity.PREFERRED, PoolProperties.Protocol.HTTP1);
 
 	static final TimeoutProperties TIMEOUTS = new TimeoutProperties(Duration.ofSeconds(5), Duration.ofSeconds(30),
 			Duration.ZERO, Duration.ofSeconds(60), Duration.ofSeconds(60), DataSize.ofKilobytes(1),

@@ -12,6 +12,7 @@ import dev.gatewaylb.internal.loadreports.LoadReportsSettings;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.overload.ConcurrencySettings;
 import dev.gatewaylb.internal.request.HashKey;
+import dev.gatewaylb.internal.websocket.DrainSettings;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,10 +31,11 @@ import org.jspecify.annotations.Nullable;
  * @param affinity which endpoint a session's requests stay on
  * @param mirror which shadow service gets a copy of the requests
  * @param loadReports weights from what the endpoints report of their own load
+ * @param drain what a drained endpoint's open WebSocket sessions are given
  */
 public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, UpstreamSettings upstream,
 		HealthSettings health, RetrySettings retry, HedgeSettings hedge, ConcurrencySettings concurrency,
-		AffinitySettings affinity, MirrorSettings mirror, LoadReportsSettings loadReports) {
+		AffinitySettings affinity, MirrorSettings mirror, LoadReportsSettings loadReports, DrainSettings drain) {
 
 	/**
 	 * Every key of a service at its built-in default, under {@code gateway.lb.defaults}
@@ -44,7 +46,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 			BuiltInDefaults.HASH_KEY, 0.0, BuiltInDefaults.PEAK_EWMA, BuiltInDefaults.POOL, BuiltInDefaults.TIMEOUTS,
 			BuiltInDefaults.TLS, false, BuiltInDefaults.HEALTH, BuiltInDefaults.RETRY, HedgeSettings.BUILT_IN,
 			ConcurrencySettings.BUILT_IN, AffinitySettings.BUILT_IN, Localities.BUILT_IN, MirrorSettings.BUILT_IN,
-			LoadReportsSettings.BUILT_IN);
+			LoadReportsSettings.BUILT_IN, DrainSettings.BUILT_IN);
 
 	public ServiceSettings {
 		Objects.requireNonNull(balancer, "balancer");
@@ -57,6 +59,7 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 		Objects.requireNonNull(affinity, "affinity");
 		Objects.requireNonNull(mirror, "mirror");
 		Objects.requireNonNull(loadReports, "loadReports");
+		Objects.requireNonNull(drain, "drain");
 	}
 
 	/**
@@ -79,7 +82,8 @@ public record ServiceSettings(BalancerSettings balancer, HashKey hashKey, Upstre
 				ConcurrencySettings.map(layers.group(ServiceProperties::concurrency, "concurrency")),
 				AffinitySettings.map(layers.group(ServiceProperties::affinity, "affinity")),
 				MirrorSettings.map(layers.group(ServiceProperties::mirror, "mirror")),
-				LoadReportsSettings.map(layers.group(ServiceProperties::loadReports, "load-reports")));
+				LoadReportsSettings.map(layers.group(ServiceProperties::loadReports, "load-reports")),
+				DrainSettings.map(layers.group(ServiceProperties::drain, "drain")));
 	}
 
 	/**

@@ -181,6 +181,13 @@ final class SettingsMapper {
 						trustedCa, ex.getMessage());
 			}
 		}
+		boolean h2c = layers
+			.get(Layers.in(ServiceProperties::pool, PoolProperties::protocol)) == PoolProperties.Protocol.H2C;
+		if (h2c && layers.get(ServiceProperties::http2)) {
+			throw new InvalidConfigurationPropertyValueException(
+					layers.pathOf(Layers.in(ServiceProperties::pool, PoolProperties::protocol), "pool.protocol"), "h2c",
+					"h2c speaks to http endpoints, http2: true to https ones; set one of the two");
+		}
 		return new UpstreamSettings(layers.get(Layers.in(ServiceProperties::pool, PoolProperties::maxConnections)),
 				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::maxPending)),
 				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::pendingTimeout)),
@@ -195,7 +202,7 @@ final class SettingsMapper {
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::happyEyeballs)),
 				layers.get(Layers.in(ServiceProperties::pool, PoolProperties::loopAffinity)) == LoopAffinity.PREFERRED,
 				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::responseWriteMinRate)).toBytes(),
-				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::maxDuration)));
+				layers.get(Layers.in(ServiceProperties::timeouts, TimeoutProperties::maxDuration)), h2c);
 	}
 
 	private static SplitSettings map(String name, SplitProperties split, GatewayLbProperties properties) {

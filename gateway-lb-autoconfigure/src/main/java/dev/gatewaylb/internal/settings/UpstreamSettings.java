@@ -42,12 +42,14 @@ import org.springframework.core.io.Resource;
  * none
  * @param maxDuration longest an answer may still stream after its request was first sent,
  * zero for none
+ * @param h2c whether to speak h2 without TLS to http endpoints, by prior knowledge
+ * ({@code pool.protocol: h2c})
  */
 public record UpstreamSettings(int maxConnections, int maxPending, Duration pendingTimeout, Duration maxIdleTime,
 		Duration connectTimeout, Duration responseTimeout, Duration bodyIdleTimeout, Duration requestBodyIdleTimeout,
 		@Nullable List<X509Certificate> trustedCa, boolean http2, Duration responseWriteIdleTimeout,
 		long requestBodyMinRate, Duration happyEyeballs, boolean loopAffine, long responseWriteMinRate,
-		Duration maxDuration) {
+		Duration maxDuration, boolean h2c) {
 
 	public UpstreamSettings {
 		trustedCa = (trustedCa != null) ? List.copyOf(trustedCa) : null;
@@ -67,7 +69,7 @@ public record UpstreamSettings(int maxConnections, int maxPending, Duration pend
 				new UpstreamSettings(other.maxConnections, other.maxPending, other.pendingTimeout, other.maxIdleTime,
 						other.connectTimeout, other.responseTimeout, other.bodyIdleTimeout, this.requestBodyIdleTimeout,
 						other.trustedCa, other.http2, this.responseWriteIdleTimeout, this.requestBodyMinRate,
-						other.happyEyeballs, other.loopAffine, this.responseWriteMinRate, this.maxDuration));
+						other.happyEyeballs, other.loopAffine, this.responseWriteMinRate, this.maxDuration, other.h2c));
 	}
 
 	/**

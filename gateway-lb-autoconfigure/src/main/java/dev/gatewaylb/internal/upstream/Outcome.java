@@ -5,6 +5,7 @@ import dev.gatewaylb.gateway.upstream.UpstreamObserver;
 import java.io.IOException;
 import java.nio.channels.NotYetConnectedException;
 
+import io.netty.handler.codec.http.websocketx.WebSocketHandshakeException;
 import io.netty.handler.timeout.ReadTimeoutException;
 import org.jspecify.annotations.Nullable;
 import reactor.netty.channel.AbortedException;
@@ -277,10 +278,14 @@ public final class Outcome {
 
 	/**
 	 * Returns whether {@code error} says the connection broke: an error of its socket,
-	 * Reactor Netty's aborted connection, or a closed channel.
+	 * Reactor Netty's aborted connection, or a closed channel; or a WebSocket handshake
+	 * that broke off (the connection closed before the answer, an answer that is no valid
+	 * handshake). A handshake the endpoint refused with a status is an answer, judged by
+	 * its status before it gets here.
 	 */
 	private static boolean isConnectionError(Throwable error) {
-		return isSocketError(error) || causedBy(error, AbortedException.class);
+		return isSocketError(error) || causedBy(error, AbortedException.class)
+				|| causedBy(error, WebSocketHandshakeException.class);
 	}
 
 	/**

@@ -29,6 +29,8 @@ public final class Upstream {
 
 	private final HttpClient client;
 
+	private final HttpClient socketClient;
+
 	private final ConnectionProvider probeProvider;
 
 	private final HttpClient probeClient;
@@ -38,12 +40,13 @@ public final class Upstream {
 	private final EndpointAddresses addresses;
 
 	Upstream(String serviceId, UpstreamSettings settings, ConnectionProvider provider, HttpClient client,
-			ConnectionProvider probeProvider, HttpClient probeClient, Map<String, Pool> pools,
+			HttpClient socketClient, ConnectionProvider probeProvider, HttpClient probeClient, Map<String, Pool> pools,
 			EndpointAddresses addresses) {
 		this.serviceId = serviceId;
 		this.settings = settings;
 		this.provider = provider;
 		this.client = client;
+		this.socketClient = socketClient;
 		this.probeProvider = probeProvider;
 		this.probeClient = probeClient;
 		this.pools = pools;
@@ -80,6 +83,17 @@ public final class Upstream {
 	 */
 	public HttpClient client() {
 		return this.client;
+	}
+
+	/**
+	 * Returns the client of WebSocket sessions: the same dial, TLS trust and header
+	 * deadline as {@link #client()}, HTTP/1.1 always (an h2 or h2c service's upgrades
+	 * included), and one connection per session outside the pool, closed when the session
+	 * ends.
+	 * @return the client
+	 */
+	public HttpClient socketClient() {
+		return this.socketClient;
 	}
 
 	/**

@@ -37,9 +37,12 @@ final class UpstreamCall implements Runnable {
 
 	/**
 	 * The request's operations (Reactor Netty's request and response of one exchange on
-	 * the channel): what tells this request from the next one on the same connection.
+	 * the channel): what tells this request from the next one on the same connection;
+	 * {@code null} for a WebSocket handshake, the only request of its connection, whose
+	 * operations Reactor Netty replaces with the session's before the handshake is
+	 * written.
 	 */
-	private final Object operations;
+	private final @Nullable Object operations;
 
 	private final Channel channel;
 
@@ -49,7 +52,8 @@ final class UpstreamCall implements Runnable {
 
 	private @Nullable ScheduledFuture<?> deadline;
 
-	private UpstreamCall(Object operations, Channel channel, @Nullable UpstreamObserver observer, long deadlineNanos) {
+	private UpstreamCall(@Nullable Object operations, Channel channel, @Nullable UpstreamObserver observer,
+			long deadlineNanos) {
 		this.operations = operations;
 		this.channel = channel;
 		this.observer = observer;
@@ -72,6 +76,39 @@ final class UpstreamCall implements Runnable {
 		if (previous != null) {
 			previous.disarm();
 		}
+	}
+
+	/**
+	 * Starts the call of a WebSocket handshake about to be written, the one request of
+	 * its connection, and sends it: a GET without a body, which Reactor Netty writes
+	 * without reporting when it is done. Its header deadline starts now.
+	 * @param channel the handshake's channel
+	 * @param observer the attempt observing it, or {@code null}
+	 * @param headerDeadline how long to wait for the handshake's answer, or {@code null}
+	 * for no limit
+	 */
+	static void handshake(Channel channel, @Nullable UpstreamObserver observer, @Nullable Duration headerDeadline) {
+		UpstreamCall call = new UpstreamCall(null, channel, observer,
+				(headerDeadline != null) ? headerDeadline.toNanos() : 0);
+		UpstreamCall previous = channel.attr(KEY).getAndSet(call);
+		if (previous != null) {
+			previous.disarm();
+		}
+		call.sent();
+	}
+
+	/**
+	 * Ends whatever call the channel has, its deadline cancelled: the answer to a
+	 * WebSocket handshake arrived.
+	 * @param channel the channel
+	 * @return the call, or {@code null} if it had ended
+	 */
+	static @Nullable UpstreamCall take(Channel channel) {
+		UpstreamCall call = channel.attr(KEY).getAndSet(null);
+		if (call != null) {
+			call.disarm();
+		}
+		return call;
 	}
 
 	/**
@@ -157,7 +194,7 @@ final class UpstreamCall implements Runnable {
 	public void run() {
 		Channel channel = this.channel;
 		if (this.deadline == null || channel.attr(KEY).get() != this
-				|| ChannelOperations.get(channel) != this.operations) {
+				|| (this.operations != null && ChannelOperations.get(channel) != this.operations)) {
 			return;
 		}
 		this.deadline = null;

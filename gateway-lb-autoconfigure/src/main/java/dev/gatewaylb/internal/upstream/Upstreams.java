@@ -163,8 +163,8 @@ public final class Upstreams {
 			.build();
 		// The probes' connections are not the pools': they are recorded apart, and not
 		// shown.
-		HttpClient probeClient = configure(this.gatewayClient.apply(probeProvider), settings, this.tls, this.resolver,
-				new EndpointAddresses(), this.requestClock);
+		HttpClient probeClient = h2c(configure(this.gatewayClient.apply(probeProvider), settings, settings.http2(),
+				this.tls, this.resolver, new EndpointAddresses(), this.requestClock), settings);
 		Registrar registrar = new Registrar(serviceId, pools);
 		ConnectionProvider provider;
 		EventLoops loops = loopAffine(settings) ? EventLoops
@@ -187,9 +187,18 @@ public final class Upstreams {
 				.build();
 		}
 		EndpointAddresses addresses = new EndpointAddresses();
-		HttpClient client = observed(configure(this.gatewayClient.apply(provider), settings, this.tls, this.resolver,
-				addresses, this.requestClock), settings, this.nanoClock);
-		return new Upstream(serviceId, settings, provider, client, probeProvider, probeClient, pools, addresses);
+		HttpClient client = observed(h2c(configure(this.gatewayClient.apply(provider), settings, settings.http2(),
+				this.tls, this.resolver, addresses, this.requestClock), settings), settings, this.nanoClock);
+		// A WebSocket holds its connection for the session's life: a connection of its
+		// own, outside the pool, so that open sessions never take the places of requests.
+		// HTTP/1.1 whatever the service speaks: the upgrade is an HTTP/1.1 exchange.
+		HttpClient socketClient = observedHandshakes(
+				configure(this.gatewayClient.apply(ConnectionProvider.newConnection()), settings, false, this.tls,
+						this.resolver, addresses, this.requestClock)
+					.protocol(HttpProtocol.HTTP11),
+				settings);
+		return new Upstream(serviceId, settings, provider, client, socketClient, probeProvider, probeClient, pools,
+				addresses);
 	}
 
 	/**
@@ -198,14 +207,15 @@ public final class Upstreams {
 	 * h2 pool keeps its own).
 	 */
 	private static boolean loopAffine(UpstreamSettings settings) {
-		return settings.loopAffine() && !settings.http2();
+		return settings.loopAffine() && !settings.http2() && !settings.h2c();
 	}
 
 	/**
 	 * The dial (the connect timeout over resolution, attempts and TLS, the race of a
-	 * name's addresses) through the shared resolver, h2, the TLS trust of the service.
+	 * name's addresses) through the shared resolver, h2 when {@code http2}, the TLS trust
+	 * of the service.
 	 */
-	private static HttpClient configure(HttpClient client, UpstreamSettings settings, Tls tls,
+	private static HttpClient configure(HttpClient client, UpstreamSettings settings, boolean http2, Tls tls,
 			@Nullable AddressResolverGroup<?> resolver, EndpointAddresses addresses, RequestClock clock) {
 		long connectNanos = settings.connectTimeout().toNanos();
 		HttpClient configured = client
@@ -227,12 +237,12 @@ public final class Upstreams {
 			configured = configured.resolver(DialResolver.group(resolver, connectNanos,
 					settings.happyEyeballs().toNanos(), addresses, clock::nanoTime));
 		}
-		if (settings.http2()) {
+		if (http2) {
 			configured = configured.protocol(HttpProtocol.H2, HttpProtocol.HTTP11);
 		}
 		List<X509Certificate> trusted = settings.trustedCa();
-		if (trusted != null || settings.http2()) {
-			configured = tls.secure(configured, trusted, settings.http2());
+		if (trusted != null || http2) {
+			configured = tls.secure(configured, trusted, http2);
 		}
 		return configured;
 	}
@@ -289,6 +299,42 @@ public final class Upstreams {
 			if (state == ConnectionObserver.State.DISCONNECTING || state == ConnectionObserver.State.RELEASED) {
 				// However the request ended (an error before its headers reaches no
 				// callback above), its deadline must not wait in the event loop's queue.
+				UpstreamCall.forget(connection.channel());
+			}
+		});
+	}
+
+	/**
+	 * Makes a client speak h2 without TLS, by prior knowledge, when the service asks for
+	 * it ({@code pool.protocol: h2c}); a client for {@code http2: true} (h2 by ALPN) or
+	 * HTTP/1.1 as it is.
+	 */
+	private static HttpClient h2c(HttpClient client, UpstreamSettings settings) {
+		return settings.h2c() ? client.protocol(HttpProtocol.H2C) : client;
+	}
+
+	/**
+	 * The header deadline of a WebSocket handshake, and the hooks that tell the attempt
+	 * in the request's context how far its handshake got: prepared and sent at once (the
+	 * handshake is a GET without a body, and Reactor Netty reports no end of sending for
+	 * it), then its 101. The end of the session is the session's to report: a handshake
+	 * refused, or a session that ends, reaches no hook here, and no body-idle limit
+	 * applies to a session that may stay quiet for hours.
+	 */
+	private static HttpClient observedHandshakes(HttpClient client, UpstreamSettings settings) {
+		Duration headerDeadline = settings.responseTimeout().isZero() ? null : settings.responseTimeout();
+		return client.doOnRequest((request, connection) -> {
+			UpstreamObserver observer = UpstreamObserver.in(request.currentContextView());
+			Duration deadline = (observer != null) ? observer.requestPrepared(connection.channel().eventLoop())
+					: headerDeadline;
+			UpstreamCall.handshake(connection.channel(), observer, deadline);
+		}).doOnResponse((response, connection) -> {
+			UpstreamCall call = UpstreamCall.take(connection.channel());
+			if (call != null) {
+				call.headers(response.status().code());
+			}
+		}).observe((connection, state) -> {
+			if (state == ConnectionObserver.State.DISCONNECTING || state == ConnectionObserver.State.RELEASED) {
 				UpstreamCall.forget(connection.channel());
 			}
 		});

@@ -71,4 +71,31 @@ class ExchangeLeaseTests {
 		assertThat(this.snapshot.state(0).inFlight()).isZero();
 	}
 
+	@Test
+	void aWebSocketSessionHoldsItsEndpointAfterTheExchangeUntilItReleasesIt() {
+		ExchangeLease lease = this.service.lease();
+		Attempt attempt = this.service.attempt(lease, 0);
+		lease.hold(attempt);
+		attempt.requestSent();
+		attempt.responseReceived(101);
+		attempt.upgraded();
+		assertThat(attempt.outcome()).as("the handshake is the endpoint's success").isEqualTo(Outcome.Kind.SUCCESS);
+		assertThat(lease.handOver(attempt)).isTrue();
+		lease.close();
+		assertThat(this.snapshot.state(0).inFlight()).as("the session is in flight").isEqualTo(1);
+		assertThat(attempt.release()).isTrue();
+		assertThat(this.snapshot.state(0).inFlight()).isZero();
+		assertThat(this.snapshot.state(0).consecutiveFailures()).isZero();
+	}
+
+	@Test
+	void aSessionWhoseExchangeEndedBeforeTheHandshakeIsNotHandedOver() {
+		ExchangeLease lease = this.service.lease();
+		Attempt attempt = this.service.attempt(lease, 0);
+		lease.hold(attempt);
+		lease.close();
+		assertThat(lease.handOver(attempt)).isFalse();
+		assertThat(this.snapshot.state(0).inFlight()).isZero();
+	}
+
 }

@@ -325,7 +325,8 @@ class ServiceRuntimesTests {
 		assertThat(this.fixture.control.jobs()).containsExactly("discovery-poll every 1000ms",
 				"known-services every 1000ms", "latency-ejection every 1000ms", "success-rate-ejection every 1000ms",
 				"hedge-window-roll every 1000ms", "concurrency-limits every 100ms", "affinity-window every 5000ms",
-				"locality-spill every 100ms", "load-report-weights every 1000ms", "load-report-probe every 1000ms");
+				"locality-spill every 100ms", "load-report-weights every 1000ms", "load-report-probe every 1000ms",
+				"websocket-drain every 250ms");
 	}
 
 	@Test

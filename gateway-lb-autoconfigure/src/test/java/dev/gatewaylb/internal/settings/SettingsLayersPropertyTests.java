@@ -66,6 +66,8 @@ class SettingsLayersPropertyTests {
 			key("pool.max-idle-time", (s) -> s.upstream().maxIdleTime(), Duration.ofSeconds(30), "10s",
 					Duration.ofSeconds(10), "2m", Duration.ofMinutes(2)),
 			key("pool.loop-affinity", (s) -> s.upstream().loopAffine(), true, "off", false, "preferred", true),
+			// Never with http2: true, as resolved (Layers.keepH2cFromHttp2).
+			key("pool.protocol", (s) -> s.upstream().h2c(), false, "h2c", true, "http1", false, "H2C", true),
 			key("timeouts.connect", (s) -> s.upstream().connectTimeout(), Duration.ofSeconds(5), "500ms",
 					Duration.ofMillis(500), "1s", Duration.ofSeconds(1)),
 			key("timeouts.response", (s) -> s.upstream().responseTimeout(), Duration.ofSeconds(30), "0s", Duration.ZERO,
@@ -193,6 +195,8 @@ class SettingsLayersPropertyTests {
 					"", "null"),
 			key("load-reports.probe.interval", (s) -> s.loadReports().probeInterval(), Duration.ofSeconds(10), "1s",
 					Duration.ofSeconds(1), "1m", Duration.ofMinutes(1)),
+			key("drain.websocket-grace", (s) -> s.drain().websocketGraceNanos(), 0L, "30s", 30_000_000_000L, "0s", 0L,
+					"1h", 3_600_000_000_000L),
 			key("health.passive.on-statuses", (s) -> s.health().passive().failureStatuses(),
 					FailureStatuses.SERVER_ERRORS, "502,503,504", FailureStatuses.of(List.of(502, 503, 504)), "500",
 					FailureStatuses.of(List.of(500)), "599,500", FailureStatuses.of(List.of(500, 599)), "",
@@ -323,6 +327,7 @@ class SettingsLayersPropertyTests {
 				layers.services.put(id, service);
 			}
 			layers.giveSecretsWhereNeeded(random);
+			layers.keepH2cFromHttp2(random);
 			return layers;
 		}
 
@@ -342,6 +347,26 @@ class SettingsLayersPropertyTests {
 				if (!"".equals(expected(id, cookie)) && "".equals(expected(id, secret))) {
 					this.services.get(id).put(secret.name, value);
 					write(servicePrefix(id) + secret.name, value, random);
+				}
+			}
+		}
+
+		/**
+		 * Speaks HTTP/1.1 in each layer whose keys, as resolved, ask for h2c and h2 by
+		 * ALPN at once, which is refused: a random draw may give both.
+		 */
+		private void keepH2cFromHttp2(Random random) {
+			Key protocol = key("pool.protocol");
+			Key http2 = key("http2");
+			Value http1 = protocol.values.get(1);
+			if (Boolean.TRUE.equals(expected(null, protocol)) && Boolean.TRUE.equals(expected(null, http2))) {
+				this.defaults.put(protocol.name, http1);
+				write("gateway.lb.defaults." + protocol.name, http1, random);
+			}
+			for (String id : SERVICE_IDS) {
+				if (Boolean.TRUE.equals(expected(id, protocol)) && Boolean.TRUE.equals(expected(id, http2))) {
+					this.services.get(id).put(protocol.name, http1);
+					write(servicePrefix(id) + protocol.name, http1, random);
 				}
 			}
 		}

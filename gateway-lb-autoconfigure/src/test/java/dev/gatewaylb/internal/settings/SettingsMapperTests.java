@@ -15,6 +15,7 @@ import dev.gatewaylb.internal.balance.LevelSettings;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import dev.gatewaylb.internal.hedging.HedgeSettings;
 import dev.gatewaylb.internal.loadreports.LoadReportsSettings;
+import dev.gatewaylb.internal.websocket.DrainSettings;
 import dev.gatewaylb.internal.mirror.MirrorSettings;
 import dev.gatewaylb.internal.overload.ConcurrencySettings;
 import dev.gatewaylb.internal.request.HashKey;
@@ -76,14 +77,15 @@ class SettingsMapperTests {
 				new BalancerSettings(Algorithm.ROUND_ROBIN, 0, Duration.ofSeconds(10).toNanos()), HashKey.CLIENT_IP,
 				new UpstreamSettings(256, 256, Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(5),
 						Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(60), null, false,
-						Duration.ofSeconds(60), 1024, Duration.ofMillis(250), true, 1024, Duration.ZERO),
+						Duration.ofSeconds(60), 1024, Duration.ofMillis(250), true, 1024, Duration.ZERO, false),
 				new HealthSettings(new OutlierDetection(5, Duration.ofSeconds(30).toNanos(), 50),
 						new HealthSettings.Active(false, "/actuator/health", Duration.ofSeconds(10),
 								Duration.ofSeconds(2)),
 						50),
 				new RetrySettings(1, Set.of(502, 503, 504), 20, 10),
 				new HedgeSettings(0, Duration.ofMillis(5).toNanos(), Set.of("GET", "HEAD", "OPTIONS")),
-				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE, LoadReportsSettings.OFF);
+				ConcurrencySettings.NONE, AffinitySettings.NONE, MirrorSettings.NONE, LoadReportsSettings.OFF,
+				DrainSettings.NONE);
 		assertThat(resolve(ServiceProperties.NONE, ServiceProperties.NONE)).isEqualTo(builtIn);
 		assertThat(resolve(ServiceProperties.NONE, ServiceSettings.BUILT_IN)).isEqualTo(builtIn);
 	}
@@ -214,6 +216,22 @@ class SettingsMapperTests {
 				assertThat(ex.getReason()).contains(reason);
 				assertThat(ex.getMessage()).doesNotContain("too short to sign with").doesNotContain(SECRET);
 			});
+	}
+
+	@ParameterizedTest(name = "service [{0}] over defaults [{1}]")
+	@CsvSource(delimiter = '|', nullValues = "unset", textBlock = """
+			pool.protocol=h2c | http2=true        | gateway.lb.services.catalog.pool.protocol
+			http2=true        | pool.protocol=h2c | gateway.lb.defaults.pool.protocol
+			""")
+	void rejectsH2cWithHttp2NamingTheProtocolKeyOfTheLayer(String service, String defaults, String property) {
+		assertThatExceptionOfType(InvalidConfigurationPropertyValueException.class)
+			.isThrownBy(() -> resolve(layer(pairs(service)), layer(pairs(defaults))))
+			.satisfies((ex) -> {
+				assertThat(ex.getName()).isEqualTo(property);
+				assertThat(ex.getValue()).isEqualTo("h2c");
+				assertThat(ex.getReason()).contains("set one of the two");
+			});
+		assertThat(resolve(layer("pool.protocol", "h2c"), layer()).upstream().h2c()).isTrue();
 	}
 
 	@Test

@@ -75,6 +75,7 @@ class UpperBoundSettingsTests {
 			Map.entry("load-reports.blackout-period", "59m"), Map.entry("load-reports.weight-expiration-period", "1h"),
 			Map.entry("load-reports.error-utilization-penalty", "100"),
 			Map.entry("load-reports.max-weight-ratio", "1000"), Map.entry("load-reports.probe.interval", "1h"),
+			Map.entry("drain.websocket-grace", "1d"),
 			// 1GB held at once: max-concurrent x max-body.
 			Map.entry("mirror.max-body", "16KB"));
 

@@ -16,6 +16,7 @@ import dev.gatewaylb.internal.upstream.Outcome.Phase;
 import dev.gatewaylb.internal.health.FailureStatuses;
 import dev.gatewaylb.internal.health.OutlierDetection;
 import io.netty.channel.ConnectTimeoutException;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import io.netty.handler.timeout.ReadTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,6 +64,14 @@ class OutcomeTests {
 				// the
 				// socket's.
 				Arguments.of(Phase.AWAITING_HEADERS, new NotYetConnectedException(), Kind.CONNECTION_LOST),
+				// A WebSocket handshake that broke off, or whose answer is no handshake.
+				Arguments.of(Phase.AWAITING_HEADERS,
+						new WebSocketClientHandshakeException(
+								"Connection prematurely closed BEFORE opening handshake is complete."),
+						Kind.CONNECTION_LOST),
+				Arguments.of(Phase.AWAITING_HEADERS,
+						new WebSocketClientHandshakeException("Invalid handshake response upgrade: null"),
+						Kind.CONNECTION_LOST),
 				Arguments.of(Phase.SENDING, new NotYetConnectedException(), Kind.CONNECTION_LOST),
 				Arguments.of(Phase.RECEIVING, new NotYetConnectedException(), Kind.BODY_FAILED),
 				Arguments.of(Phase.AWAITING_HEADERS, new IllegalArgumentException("a filter's bug"), Kind.NOT_UPSTREAM),

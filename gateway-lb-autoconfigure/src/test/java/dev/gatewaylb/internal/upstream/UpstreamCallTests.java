@@ -79,6 +79,30 @@ class UpstreamCallTests {
 	}
 
 	@Test
+	void aWebSocketHandshakeIsSentAtOnceAndItsAnswerFoundByTheChannelAlone() {
+		// Reactor Netty replaces the request's operations with the session's before the
+		// handshake is written, and reports no end of sending for it.
+		UpstreamCall.handshake(this.channel, this.observer, Duration.ofSeconds(30));
+		assertThat(pendingTimers()).as("the deadline runs from the handshake").isTrue();
+		UpstreamCall call = UpstreamCall.take(this.channel);
+		assertThat(call).isNotNull();
+		call.headers(101);
+		assertThat(pendingTimers()).isFalse();
+		assertThat(UpstreamCall.take(this.channel)).isNull();
+		assertThat(this.observer.events).containsExactly("sent", "headers 101");
+	}
+
+	@Test
+	void aWebSocketHandshakeWithoutAnswerTimesOutWhateverItsOperations() {
+		UpstreamCall.handshake(this.channel, this.observer, Duration.ofSeconds(30));
+		this.channel.advanceTimeBy(30, java.util.concurrent.TimeUnit.SECONDS);
+		this.channel.runScheduledPendingTasks();
+		assertThat(this.channel.isOpen()).as("closed by the deadline").isFalse();
+		org.assertj.core.api.Assertions.assertThatThrownBy(this.channel::checkException)
+			.isSameAs(io.netty.handler.timeout.ReadTimeoutException.INSTANCE);
+	}
+
+	@Test
 	void aRequestWithNeitherObserverNorDeadlineHasNoCall() {
 		UpstreamCall.prepared(this.request, this.channel, null, null);
 		assertThat(UpstreamCall.of(this.request, this.channel)).isNull();
