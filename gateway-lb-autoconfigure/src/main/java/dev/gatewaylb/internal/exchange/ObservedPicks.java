@@ -68,13 +68,17 @@ final class ObservedPicks {
 		this.observations = observations;
 	}
 
-	void nextAttempt(String kind, @Nullable String reason) {
-		this.nextKind = kind;
+	/**
+	 * Says what the next attempt is and why.
+	 * @param kind one of {@link AttemptContext}'s kinds, or {@code null} to keep the kind
+	 * (a pick after a wait is what the pick it waited for was)
+	 * @param reason why an endpoint is skipped or the request waited, or {@code null}
+	 */
+	void nextAttempt(@Nullable String kind, @Nullable String reason) {
+		if (kind != null) {
+			this.nextKind = kind;
+		}
 		this.nextReason = reason;
-	}
-
-	void waited() {
-		this.nextReason = "waited-for-place";
 	}
 
 	void split(String target, @Nullable String rollout) {

@@ -110,6 +110,32 @@ final class Picks {
 	}
 
 	/**
+	 * Says what the next attempt is and why, for its observation; nothing when nothing
+	 * observes attempts.
+	 * @param kind one of the kinds of {@code AttemptContext}, or {@code null} to keep the
+	 * kind
+	 * @param reason why, or {@code null}
+	 */
+	void nextAttempt(@Nullable String kind, @Nullable String reason) {
+		ObservedPicks observed = this.observed;
+		if (observed != null) {
+			observed.nextAttempt(kind, reason);
+		}
+	}
+
+	/**
+	 * Records a request shed before any attempt, when observed.
+	 * @param runtime the service's runtime
+	 * @param reason why
+	 */
+	void observeShed(ServiceRuntime runtime, String reason) {
+		ObservedPicks observed = this.observed;
+		if (observed != null) {
+			observed.shed(runtime, this.exchange, reason);
+		}
+	}
+
+	/**
 	 * Takes what a split decided for the exchange's picks.
 	 * @param hashKey the sticky value, which becomes the consistent-hash key (a session
 	 * also pins one endpoint of its target), or {@code null}

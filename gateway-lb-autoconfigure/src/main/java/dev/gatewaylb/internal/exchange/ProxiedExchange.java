@@ -192,10 +192,7 @@ public final class ProxiedExchange {
 			return passOn(runtime);
 		}
 		this.retries++;
-		ObservedPicks observed = this.picks.observed();
-		if (observed != null) {
-			observed.nextAttempt(AttemptContext.RETRY, "route-retry-filter");
-		}
+		this.picks.nextAttempt(AttemptContext.RETRY, "route-retry-filter");
 		// The route's filter did not ask the budget; it spends it all the same, so that
 		// gateway-lb's own retries stay within it.
 		runtime.budget().retried(runtime.nanoTime());
@@ -288,10 +285,7 @@ public final class ProxiedExchange {
 							// endpoint
 							// it names may be the one with a place now.
 							this.affinity.again();
-							ObservedPicks observed = this.picks.observed();
-							if (observed != null) {
-								observed.waited();
-							}
+							this.picks.nextAttempt(null, "waited-for-place");
 							return next(runtime);
 						}, () -> shed(runtime));
 			}
@@ -358,10 +352,7 @@ public final class ProxiedExchange {
 				// or a refresh replaced the service's pools. Nothing left the gateway:
 				// pick again from the service as it is now, without spending a retry.
 				this.repicks++;
-				ObservedPicks observed = this.picks.observed();
-				if (observed != null) {
-					observed.nextAttempt(AttemptContext.RE_PICK, "pool-closing");
-				}
+				this.picks.nextAttempt(AttemptContext.RE_PICK, "pool-closing");
 				// The pick follows the session's cookie again, as after a wait: its
 				// endpoint is most likely in the new pools, healthy.
 				this.affinity.again();
@@ -409,9 +400,9 @@ public final class ProxiedExchange {
 	}
 
 	private Mono<Void> retry(Attempt attempt, ServiceRuntime runtime, Outcome.Kind kind, int status) {
-		ObservedPicks observed = this.picks.observed();
-		if (observed != null) {
-			observed.nextAttempt(AttemptContext.RETRY, retryReason(attempt, kind, status));
+		if (this.picks.observed() != null) {
+			// The reason is made only for an observation.
+			this.picks.nextAttempt(AttemptContext.RETRY, retryReason(attempt, kind, status));
 		}
 		attempt.cancel();
 		this.retries++;
@@ -475,10 +466,7 @@ public final class ProxiedExchange {
 	 */
 	private Mono<Void> shed(ServiceRuntime runtime) {
 		runtime.feature(OverloadState.class).shed().increment();
-		ObservedPicks observed = this.picks.observed();
-		if (observed != null) {
-			observed.shed(runtime, this.exchange, "concurrency-limit");
-		}
+		this.picks.observeShed(runtime, "concurrency-limit");
 		rolloutFailed();
 		answered(null, 0);
 		return GatewayAnswer.write(this.exchange, Outcome.Kind.SHED, runtime.id(), null);

@@ -56,12 +56,7 @@ public final class ObservedControlEvents implements ControlEvents {
 			.lowCardinalityKeyValue("gateway.lb.split", split)
 			.lowCardinalityKeyValue("gateway.lb.verdict", verdict)
 			.highCardinalityKeyValue("gateway.lb.rollout", rollout + "/" + step);
-		if (reason != null) {
-			observation.highCardinalityKeyValue("gateway.lb.reason", reason);
-		}
-		observation.start();
-		observation.event(Observation.Event.of("gateway.lb.rollout-verdict", verdict + " at step " + step));
-		observation.stop();
+		emit(observation, "rollout-verdict", verdict + " at step " + step, reason);
 	}
 
 	private void record(String event, String subjectKey, String subject, String endpoint, @Nullable String reason) {
@@ -73,11 +68,19 @@ public final class ObservedControlEvents implements ControlEvents {
 			.lowCardinalityKeyValue("gateway.lb.event", event)
 			.lowCardinalityKeyValue(subjectKey, subject)
 			.highCardinalityKeyValue("gateway.lb.endpoint", endpoint);
+		emit(observation, event, event + " " + endpoint, reason);
+	}
+
+	/**
+	 * Starts an event's observation, with its reason if any, gives it its one event and
+	 * stops it.
+	 */
+	private static void emit(Observation observation, String event, String description, @Nullable String reason) {
 		if (reason != null) {
 			observation.highCardinalityKeyValue("gateway.lb.reason", reason);
 		}
 		observation.start();
-		observation.event(Observation.Event.of("gateway.lb." + event, event + " " + endpoint));
+		observation.event(Observation.Event.of("gateway.lb." + event, description));
 		observation.stop();
 	}
 
